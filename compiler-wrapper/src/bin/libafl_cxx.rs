@@ -1,0 +1,3 @@
+fn main() {
+    compiler_wrapper::run(true)
+}

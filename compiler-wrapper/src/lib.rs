@@ -1,0 +1,66 @@
+//! `libafl_cc` / `libafl_cxx`: clang wrappers that add SanitizerCoverage inline 8-bit counters
+//! to every compiled file and, when linking an executable, link the fuzzer runtime
+//! (`liblafuzz.a`) so the result is a fuzzer with the `lafuzz` command line.
+
+use std::{env, path::PathBuf, process};
+
+use libafl_cc::{ClangWrapper, CompilerWrapper, LLVMPasses, ToolWrapper};
+
+/// Name of the runtime static library (`lib<name>.a`) linked into every executable.
+const RUNTIME_LIB: &str = "lafuzz";
+
+/// Where `liblafuzz.a` lives: `LAFUZZ_RUNTIME_DIR` if set, else next to this wrapper
+/// (cargo puts both in `target/<profile>/`).
+fn runtime_dir() -> PathBuf {
+    if let Some(dir) = env::var_os("LAFUZZ_RUNTIME_DIR") {
+        return PathBuf::from(dir);
+    }
+    env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+/// Runs clang (C or C++) with our instrumentation and runtime, and exits with its status.
+pub fn run(is_cpp: bool) -> ! {
+    let args: Vec<String> = env::args().collect();
+    if args.len() <= 1 {
+        eprintln!(
+            "usage: {} [clang arguments]  (compiles with coverage, links the lafuzz runtime)",
+            args.first().map_or("libafl_cc", String::as_str)
+        );
+        process::exit(2);
+    }
+    let dir = runtime_dir();
+    let lib = dir.join(format!("lib{RUNTIME_LIB}.a"));
+    let mut cc = ClangWrapper::new();
+    cc.cpp(is_cpp)
+        .silence(true)
+        // Our flags come from the build, not from the user's CFLAGS: keep the user's -O level.
+        .dont_optimize();
+    if let Err(e) = cc.parse_args(&args) {
+        eprintln!("libafl_cc: cannot parse arguments: {e:?}");
+        process::exit(2);
+    }
+    if cc.is_linking() && !lib.exists() {
+        eprintln!(
+            "libafl_cc: runtime {} not found; build it with `cargo build --release` \
+             or set LAFUZZ_RUNTIME_DIR",
+            lib.display()
+        );
+        process::exit(2);
+    }
+    cc.add_arg("-fsanitize-coverage=inline-8bit-counters")
+        .link_staticlib(&dir, RUNTIME_LIB);
+    if LLVMPasses::AutoTokens.path().exists() {
+        cc.add_pass(LLVMPasses::AutoTokens);
+    }
+    match cc.run() {
+        Ok(Some(code)) => process::exit(code),
+        Ok(None) => process::exit(0),
+        Err(e) => {
+            eprintln!("libafl_cc: {e:?}");
+            process::exit(1);
+        }
+    }
+}

@@ -1,0 +1,171 @@
+//! One fuzzing client: the campaign wiring shared by every mode (observers over the 8-bit
+//! counters, feedbacks, objectives, scheduler, mutators, corpus on disk). A mode only decides
+//! how an input is executed (see `modes/`).
+
+use std::time::Duration;
+
+use libafl::{
+    corpus::{Corpus, InMemoryOnDiskCorpus, InMemoryCorpus},
+    events::{
+        ClientDescription, LlmpRestartingEventManager, ProgressReporter,
+        SendExiting,
+    },
+    executors::{Executor, ExitKind, HasObservers},
+    feedbacks::{EagerOrFeedback, MaxMapFeedback, TimeFeedback},
+    fuzzer::{Fuzzer, NopInputFilter, StdFuzzer},
+    inputs::{BytesInput, BytesInputConverter, HasTargetBytes},
+    mutators::{havoc_mutations, tokens_mutations, HavocScheduledMutator, Tokens},
+    observers::{CanTrack, ExplicitTracking, HitcountsMapObserver, StdMapObserver, TimeObserver},
+    schedulers::{
+        powersched::PowerSchedule, IndexesLenTimeMinimizerScheduler, StdWeightedScheduler,
+    },
+    stages::{CalibrationStage, StdPowerMutationalStage},
+    state::{HasCorpus, HasExecutions, StdState},
+    Error, HasMetadata,
+};
+use libafl_bolts::{
+    current_nanos,
+    rands::StdRand,
+    shmem::ShMemProvider,
+    tuples::{tuple_list, Merge},
+};
+use libafl_targets::counters_maps_ptr;
+
+use crate::{
+    harness, modes,
+    options::{Campaign, Mode},
+    output, shmem::SelfCleaningShMemProvider,
+    solutions::SaveNewSolutions,
+};
+
+/// How often a client sends its statistics to the broker.
+const REPORT_INTERVAL: Duration = Duration::from_secs(1);
+
+pub type EdgesMap = HitcountsMapObserver<StdMapObserver<'static, u8, false>>;
+pub type EdgesObserver = ExplicitTracking<EdgesMap, true, false>;
+pub type Observers = (EdgesObserver, (TimeObserver, ()));
+pub type State =
+    StdState<InMemoryOnDiskCorpus<BytesInput>, BytesInput, StdRand, InMemoryCorpus<BytesInput>>;
+pub type Mgr = LlmpRestartingEventManager<
+    (),
+    BytesInput,
+    State,
+    <SelfCleaningShMemProvider as ShMemProvider>::ShMem,
+    SelfCleaningShMemProvider,
+>;
+type CoverageFeedback = EagerOrFeedback<MaxMapFeedback<EdgesObserver, EdgesMap>, TimeFeedback>;
+type Objective = SaveNewSolutions<EdgesObserver, EdgesMap>;
+type Scheduler = IndexesLenTimeMinimizerScheduler<
+    StdWeightedScheduler<EdgesObserver, EdgesMap>,
+    BytesInput,
+    EdgesObserver,
+>;
+pub type ClientFuzzer =
+    StdFuzzer<Scheduler, CoverageFeedback, BytesInputConverter, NopInputFilter, Objective>;
+
+/// The harness as the executors see it.
+pub fn run_input(input: &BytesInput) -> ExitKind {
+    harness::run(&input.target_bytes());
+    ExitKind::Ok
+}
+
+/// An observer over the target's inline 8-bit counters, bucketed into AFL hit counts.
+fn edges_observer() -> Result<EdgesObserver, Error> {
+    // SAFETY: the counters were registered by the instrumented code before main.
+    let maps = unsafe { &*counters_maps_ptr() };
+    let Some(counters) = maps.iter().max_by_key(|m| m.len()) else {
+        return Err(Error::illegal_state(
+            "the target has no coverage counters: build it with libafl_cc/libafl_cxx",
+        ));
+    };
+    if maps.len() > 1 {
+        log::warn!("{} counter regions; observing the largest", maps.len());
+    }
+    let slice: &[u8] = counters;
+    // SAFETY: the counters are static and live as long as the process.
+    let map = unsafe {
+        StdMapObserver::from_mut_ptr("edges", slice.as_ptr().cast_mut(), slice.len())
+    };
+    Ok(HitcountsMapObserver::new(map).track_indices())
+}
+
+/// Sets up and runs one client until `--runs` is reached (or forever).
+pub fn run(state: Option<State>, mut mgr: Mgr, _client: ClientDescription, c: &Campaign) -> Result<(), Error> {
+    let edges = edges_observer()?;
+    let time = TimeObserver::new("time");
+
+    let map_feedback = MaxMapFeedback::new(&edges);
+    let calibration = CalibrationStage::new(&map_feedback);
+    let mut feedback = EagerOrFeedback::new(map_feedback, TimeFeedback::new(&time));
+    let mut objective = SaveNewSolutions::new(&edges, &c.output);
+
+    let mut state = match state {
+        Some(state) => state,
+        None => {
+            let seed = c.opts.seed.unwrap_or_else(current_nanos);
+            let mut state = StdState::new(
+                StdRand::with_seed(seed),
+                InMemoryOnDiskCorpus::no_meta(output::queue_dir(&c.output))?,
+                InMemoryCorpus::new(),
+                &mut feedback,
+                &mut objective,
+            )?;
+            let mut tokens = c.tokens.clone();
+            if let Ok(auto) = libafl_targets::autotokens() {
+                tokens.add_tokens(&auto);
+            }
+            if !tokens.is_empty() {
+                state.add_metadata::<Tokens>(tokens);
+            }
+            state
+        }
+    };
+
+    let scheduler = IndexesLenTimeMinimizerScheduler::new(
+        &edges,
+        StdWeightedScheduler::with_schedule(&mut state, &edges, Some(PowerSchedule::fast())),
+    );
+    let mut fuzzer = StdFuzzer::new(scheduler, feedback, objective);
+    let observers = tuple_list!(edges, time);
+    let timeout = Duration::from_millis(c.opts.timeout_ms);
+
+    harness::initialize();
+    match c.opts.mode {
+        Mode::Direct => {
+            let mut executor =
+                modes::direct::executor(observers, &mut fuzzer, &mut state, &mut mgr, timeout)?;
+            fuzz(&mut executor, &mut fuzzer, &mut state, &mut mgr, calibration, c)
+        }
+    }
+}
+
+/// Loads the seeds (once per campaign; a restarted client resumes from its saved state) and
+/// fuzzes until `--runs` executions.
+fn fuzz<E>(
+    executor: &mut E,
+    fuzzer: &mut ClientFuzzer,
+    state: &mut State,
+    mgr: &mut Mgr,
+    calibration: CalibrationStage<EdgesObserver, BytesInput, EdgesMap, Observers, State>,
+    c: &Campaign,
+) -> Result<(), Error>
+where
+    E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
+{
+    if state.must_load_initial_inputs() {
+        state.load_initial_inputs_by_filenames_forced(fuzzer, executor, mgr, &c.seeds)?;
+        log::info!("loaded {} seeds", state.corpus().count());
+    }
+    let mutator = HavocScheduledMutator::new(havoc_mutations().merge(tokens_mutations()));
+    let mut stages = tuple_list!(calibration, StdPowerMutationalStage::new(mutator));
+    loop {
+        mgr.maybe_report_progress(state, REPORT_INTERVAL)?;
+        fuzzer.fuzz_one(&mut stages, executor, state, mgr)?;
+        if c.opts.runs.is_some_and(|runs| *state.executions() >= runs) {
+            mgr.report_progress(state)?;
+            mgr.send_exiting()?;
+            return Ok(());
+        }
+    }
+}
+

@@ -1,0 +1,27 @@
+//! lafuzz: a coverage-guided fuzzer assembled from LibAFL's parts.
+//!
+//! This crate is a static library that `libafl_cc` links into every target: the target's
+//! `main` (a weak one from `libafl_targets`) calls [`libafl_main`], which runs the command line.
+
+mod campaign;
+mod client;
+mod harness;
+mod modes;
+mod monitor;
+mod options;
+mod output;
+mod replay;
+mod shmem;
+mod solutions;
+mod supervisor;
+
+use mimalloc::MiMalloc;
+
+#[global_allocator]
+static GLOBAL: MiMalloc = MiMalloc;
+
+/// Entry point called by the target's `main`.
+#[unsafe(no_mangle)]
+pub extern "C" fn libafl_main() {
+    std::process::exit(options::main());
+}

@@ -1,0 +1,266 @@
+//! The command line: one options struct per subcommand, validated before anything starts.
+
+use std::{
+    fs,
+    net::SocketAddr,
+    path::{Path, PathBuf},
+};
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use libafl::mutators::Tokens;
+use libafl_bolts::core_affinity::{get_core_ids, Cores};
+
+#[derive(Debug, Parser)]
+#[command(name = "lafuzz", version, about = "Coverage-guided fuzzer built on LibAFL")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Fuzz the target linked into this binary.
+    Fuzz(FuzzOptions),
+    /// Run each input once and report what happened (crash, timeout, ok).
+    Replay(ReplayOptions),
+}
+
+/// How inputs are executed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// In-process: fastest; a crash or hang restarts the client.
+    Direct,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct FuzzOptions {
+    /// Execution mode.
+    #[arg(long, value_enum, default_value_t = Mode::Direct)]
+    pub mode: Mode,
+    /// Seed corpus directory (repeatable).
+    #[arg(short = 'i', long = "input", value_name = "DIR")]
+    pub inputs: Vec<PathBuf>,
+    /// Output directory (queue/, crashes/, hangs/, fuzzer_stats, plot_data).
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// Dictionary in AFL/libFuzzer format (repeatable).
+    #[arg(short = 'x', long = "dict", value_name = "FILE")]
+    pub dicts: Vec<PathBuf>,
+    /// Per-input timeout in milliseconds; slower inputs are saved as hangs.
+    #[arg(short = 't', long = "timeout", value_name = "MS", default_value_t = 1000)]
+    pub timeout_ms: u64,
+    /// Cores to fuzz on: `0-7`, `0,2,4` or `all`; one client per core.
+    #[arg(long, value_name = "LIST", default_value = "0")]
+    pub cores: String,
+    /// Stop after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    pub max_time: Option<u64>,
+    /// Stop each client after this many executions.
+    #[arg(long, value_name = "N")]
+    pub runs: Option<u64>,
+    /// Random seed (default: from the clock).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Port of the LLMP broker (default: a free local port).
+    #[arg(long, value_name = "PORT")]
+    pub broker_port: Option<u16>,
+    /// Connect this node's broker to a remote broker (multi-machine fuzzing).
+    #[arg(long, value_name = "HOST:PORT")]
+    pub remote_broker: Option<SocketAddr>,
+    /// Show the target's stdout/stderr (silenced by default).
+    #[arg(long)]
+    pub show_output: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ReplayOptions {
+    /// Inputs to run.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Per-input timeout in milliseconds.
+    #[arg(short = 't', long = "timeout", value_name = "MS", default_value_t = 1000)]
+    pub timeout_ms: u64,
+}
+
+/// A validated `fuzz` command: everything the campaign needs, checked up front.
+#[derive(Debug, Clone)]
+pub struct Campaign {
+    pub opts: FuzzOptions,
+    pub output: PathBuf,
+    pub cores: Cores,
+    pub tokens: Tokens,
+    /// Every seed file found in the `-i` directories (and a previous run's queue).
+    pub seeds: Vec<PathBuf>,
+}
+
+/// Parses the command line, runs the subcommand and returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = e.exit_code();
+            let _ = e.print();
+            return code;
+        }
+    };
+    let result = match cli.command {
+        Command::Fuzz(opts) => validate(opts).and_then(|c| crate::campaign::run(&c)),
+        Command::Replay(opts) => crate::replay::run(&opts),
+    };
+    result.unwrap_or_else(|msg| {
+        eprintln!("lafuzz: error: {msg}");
+        1
+    })
+}
+
+/// Checks a `fuzz` command line; every problem is one clear sentence.
+pub fn validate(opts: FuzzOptions) -> Result<Campaign, String> {
+    if opts.inputs.is_empty() {
+        return Err("no seed corpus given: pass -i DIR".into());
+    }
+    let output = opts
+        .output
+        .clone()
+        .ok_or("no output directory given: pass -o DIR")?;
+    if opts.timeout_ms == 0 {
+        return Err("-t/--timeout must be at least 1 ms".into());
+    }
+    if opts.runs == Some(0) {
+        return Err("--runs must be at least 1".into());
+    }
+    let cores = parse_cores(&opts.cores)?;
+    let mut tokens = Tokens::new();
+    for dict in &opts.dicts {
+        load_dict(&mut tokens, dict)?;
+    }
+    let mut seeds = Vec::new();
+    for dir in &opts.inputs {
+        if !dir.is_dir() {
+            return Err(format!("seed corpus {} is not a directory", dir.display()));
+        }
+        collect_files(dir, &mut seeds)
+            .map_err(|e| format!("cannot read seed corpus {}: {e}", dir.display()))?;
+    }
+    crate::output::prepare(&output)?;
+    // Resume: a previous campaign's queue is part of the corpus.
+    collect_files(&crate::output::queue_dir(&output), &mut seeds)
+        .map_err(|e| format!("cannot read {}: {e}", output.display()))?;
+    if seeds.is_empty() {
+        return Err(format!(
+            "seed corpus is empty: no files in {}",
+            opts.inputs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(Campaign {
+        opts,
+        output,
+        cores,
+        tokens,
+        seeds,
+    })
+}
+
+/// Parses `--cores` and checks every core exists on this machine.
+pub fn parse_cores(list: &str) -> Result<Cores, String> {
+    let bad = |why: String| format!("bad --cores '{list}': {why}");
+    let cores = Cores::from_cmdline(list).map_err(|e| bad(e.to_string()))?;
+    let available = get_core_ids().map_err(|e| bad(e.to_string()))?;
+    if cores.ids.is_empty() {
+        return Err(bad("no cores listed".into()));
+    }
+    if let Some(missing) = cores.ids.iter().find(|id| !available.contains(id)) {
+        return Err(bad(format!(
+            "core {} does not exist (this machine has {})",
+            missing.0,
+            available.len()
+        )));
+    }
+    Ok(cores)
+}
+
+/// Adds the tokens of one AFL/libFuzzer dictionary file.
+pub fn load_dict(tokens: &mut Tokens, path: &Path) -> Result<(), String> {
+    let bad = |why: String| format!("bad dictionary {}: {why}", path.display());
+    // Tokens::add_from_file panics on non-UTF-8 lines; check first.
+    let text = fs::read(path).map_err(|e| bad(e.to_string()))?;
+    std::str::from_utf8(&text).map_err(|_| bad("not a text file".into()))?;
+    tokens.add_from_file(path).map_err(|e| bad(e.to_string()))?;
+    Ok(())
+}
+
+/// Regular, non-hidden files under `dir`, recursively, in a stable order.
+pub fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    let mut entries: Vec<_> = fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(fs::DirEntry::file_name);
+    for entry in entries {
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let path = entry.path();
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            collect_files(&path, out)?;
+        } else if path.is_file() {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cores_accept_ranges_and_all() {
+        assert_eq!(parse_cores("0").unwrap().ids.len(), 1);
+        assert!(!parse_cores("all").unwrap().ids.is_empty());
+    }
+
+    #[test]
+    fn cores_reject_garbage_and_missing_cores() {
+        assert!(parse_cores("abc").unwrap_err().starts_with("bad --cores 'abc'"));
+        assert!(parse_cores("9999").unwrap_err().contains("does not exist"));
+    }
+
+    #[test]
+    fn dict_parses_afl_format_and_rejects_garbage() {
+        let dir = std::env::temp_dir().join(format!("lafuzz-dict-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good.dict");
+        fs::write(&good, "# comment\nihdr=\"IHDR\"\n\"\\x89PNG\"\n").unwrap();
+        let mut tokens = Tokens::new();
+        load_dict(&mut tokens, &good).unwrap();
+        assert_eq!(tokens.len(), 2);
+        assert!(tokens.tokens().contains(&b"\x89PNG".to_vec()));
+
+        let bad = dir.join("bad.dict");
+        fs::write(&bad, "not a token line\n").unwrap();
+        assert!(load_dict(&mut Tokens::new(), &bad).is_err());
+        let binary = dir.join("binary.dict");
+        fs::write(&binary, [0xff, 0xfe, 0x00]).unwrap();
+        assert!(load_dict(&mut Tokens::new(), &binary).is_err());
+        assert!(load_dict(&mut Tokens::new(), &dir.join("missing")).is_err());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn collect_files_skips_hidden_and_recurses() {
+        let dir = std::env::temp_dir().join(format!("lafuzz-files-{}", std::process::id()));
+        fs::create_dir_all(dir.join("sub")).unwrap();
+        fs::write(dir.join("a"), "x").unwrap();
+        fs::write(dir.join(".a.lafl_lock"), "").unwrap();
+        fs::write(dir.join("sub/b"), "y").unwrap();
+        let mut files = Vec::new();
+        collect_files(&dir, &mut files).unwrap();
+        assert_eq!(files, vec![dir.join("a"), dir.join("sub/b")]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

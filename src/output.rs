@@ -1,0 +1,96 @@
+//! The output directory, in AFL++'s layout: `queue/`, `crashes/`, `hangs/`, `fuzzer_stats`,
+//! `plot_data`. One directory per campaign, whatever the number of cores.
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+};
+
+pub fn queue_dir(out: &Path) -> PathBuf {
+    out.join("queue")
+}
+pub fn crashes_dir(out: &Path) -> PathBuf {
+    out.join("crashes")
+}
+pub fn hangs_dir(out: &Path) -> PathBuf {
+    out.join("hangs")
+}
+pub fn stats_file(out: &Path) -> PathBuf {
+    out.join("fuzzer_stats")
+}
+pub fn plot_file(out: &Path) -> PathBuf {
+    out.join("plot_data")
+}
+
+/// Creates the layout and checks that it is writable, before any process starts.
+pub fn prepare(out: &Path) -> Result<(), String> {
+    for dir in [queue_dir(out), crashes_dir(out), hangs_dir(out)] {
+        fs::create_dir_all(&dir)
+            .map_err(|e| format!("cannot create output directory {}: {e}", dir.display()))?;
+    }
+    let probe = out.join(".write_test");
+    fs::write(&probe, b"")
+        .and_then(|()| fs::remove_file(&probe))
+        .map_err(|e| format!("output directory {} is not writable: {e}", out.display()))
+}
+
+/// Number of saved inputs in a directory (hidden files are bookkeeping, not inputs).
+pub fn count_inputs(dir: &Path) -> usize {
+    fs::read_dir(dir).map_or(0, |entries| {
+        entries
+            .filter_map(Result::ok)
+            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .count()
+    })
+}
+
+/// The most recently written input in a directory.
+pub fn newest_input(dir: &Path) -> Option<PathBuf> {
+    fs::read_dir(dir)
+        .ok()?
+        .filter_map(Result::ok)
+        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())
+        .map(|e| e.path())
+}
+
+/// A saved input's file name: the hash of its bytes, so the same input is saved once.
+pub fn input_name(bytes: &[u8]) -> String {
+    format!("{:016x}", libafl_bolts::hash_std(bytes))
+}
+
+/// Writes a file atomically (write to a temporary name, then rename) so readers never see
+/// half a file.
+pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let tmp = path.with_extension("tmp");
+    fs::write(&tmp, contents)?;
+    fs::rename(tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prepare_creates_layout_and_rejects_unwritable() {
+        let out = std::env::temp_dir().join(format!("lafuzz-out-{}", std::process::id()));
+        prepare(&out).unwrap();
+        assert!(queue_dir(&out).is_dir() && crashes_dir(&out).is_dir() && hangs_dir(&out).is_dir());
+        fs::write(crashes_dir(&out).join("x"), b"1").unwrap();
+        fs::write(crashes_dir(&out).join(".x.lock"), b"").unwrap();
+        assert_eq!(count_inputs(&crashes_dir(&out)), 1);
+        assert_eq!(newest_input(&crashes_dir(&out)), Some(crashes_dir(&out).join("x")));
+        // A path below a regular file cannot be created, even by root.
+        assert!(prepare(&out.join("fuzzer_stats_file_as_dir").join("x")).is_ok());
+        fs::write(out.join("file"), b"").unwrap();
+        assert!(prepare(&out.join("file").join("sub")).is_err());
+        fs::remove_dir_all(&out).unwrap();
+    }
+
+    #[test]
+    fn input_names_are_stable_and_distinct() {
+        assert_eq!(input_name(b"abc"), input_name(b"abc"));
+        assert_ne!(input_name(b"abc"), input_name(b"abd"));
+        assert_eq!(input_name(b"abc").len(), 16);
+    }
+}

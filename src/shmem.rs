@@ -1,0 +1,64 @@
+//! Shared memory that cannot outlive the campaign.
+//!
+//! LibAFL's System V segments are removed when their owner drops them, which never happens when
+//! a process is killed: every SIGKILL left segments behind. On Linux a segment may be marked for
+//! removal (`IPC_RMID`) at once and still be attached by id afterwards; the kernel frees it when
+//! the last process using it goes away, however that process ends.
+
+use libafl_bolts::{
+    shmem::{ShMem, ShMemId, ShMemProvider, UnixShMemProvider},
+    Error,
+};
+
+#[derive(Clone, Debug, Default)]
+pub struct SelfCleaningShMemProvider {
+    inner: UnixShMemProvider,
+}
+
+impl ShMemProvider for SelfCleaningShMemProvider {
+    type ShMem = <UnixShMemProvider as ShMemProvider>::ShMem;
+
+    fn new() -> Result<Self, Error> {
+        Ok(Self {
+            inner: UnixShMemProvider::new()?,
+        })
+    }
+
+    fn new_shmem(&mut self, map_size: usize) -> Result<Self::ShMem, Error> {
+        let shmem = self.inner.new_shmem(map_size)?;
+        let id: i32 = shmem.id().into();
+        // SAFETY: plain syscall on a segment we just created and are attached to.
+        unsafe {
+            libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut());
+        }
+        Ok(shmem)
+    }
+
+    fn shmem_from_id_and_size(&mut self, id: ShMemId, size: usize) -> Result<Self::ShMem, Error> {
+        self.inner.shmem_from_id_and_size(id, size)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn segment_is_usable_by_id_after_marking_and_gone_after_drop() {
+        let mut provider = SelfCleaningShMemProvider::new().unwrap();
+        let mut first = provider.new_shmem(4096).unwrap();
+        first.as_mut_slice()[0] = 42;
+        let id = first.id();
+        let second = provider.shmem_from_id_and_size(id, 4096).unwrap();
+        assert_eq!(second.as_slice()[0], 42);
+        drop(second);
+        drop(first);
+        let raw: i32 = id.into();
+        // SAFETY: querying a segment id; failure is the expected outcome.
+        let gone = unsafe {
+            let mut ds: libc::shmid_ds = std::mem::zeroed();
+            libc::shmctl(raw, libc::IPC_STAT, &mut ds) == -1
+        };
+        assert!(gone, "segment {raw} still exists after its last user detached");
+    }
+}

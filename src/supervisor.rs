@@ -1,0 +1,130 @@
+//! Runs a campaign in its own process group and makes sure nothing of it outlives the command.
+//!
+//! LibAFL's broker, its restarting managers and the clients are several generations of forked
+//! processes. The supervisor forks the campaign as the leader of a new process group, becomes
+//! the subreaper of everything below it, and on Ctrl-C, SIGTERM, SIGHUP or `--max-time` stops
+//! the whole group (SIGTERM, then SIGKILL) and reaps it. Shared memory goes with the processes
+//! (see `shmem.rs`).
+
+use std::{
+    sync::atomic::{AtomicI32, Ordering},
+    thread::sleep,
+    time::{Duration, Instant},
+};
+
+/// The signal that asked us to stop, or 0.
+static STOP_SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_stop_signal(sig: libc::c_int) {
+    STOP_SIGNAL.store(sig, Ordering::SeqCst);
+}
+
+const POLL: Duration = Duration::from_millis(50);
+const GRACE: Duration = Duration::from_secs(2);
+
+const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+fn set_handler(sig: libc::c_int, handler: libc::sighandler_t) {
+    // SAFETY: installing a handler that only stores to an atomic, or the default.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = handler;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(sig, &action, std::ptr::null_mut());
+    }
+}
+
+/// Runs `campaign` in a child process group; returns its exit code (0 when stopped on request).
+pub fn run(max_time: Option<Duration>, campaign: impl FnOnce() -> i32) -> Result<i32, String> {
+    for sig in STOP_SIGNALS {
+        set_handler(sig, on_stop_signal as *const () as libc::sighandler_t);
+    }
+    // SAFETY: plain process-control syscalls; we are single-threaded here.
+    let pid = unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+        libc::fork()
+    };
+    if pid < 0 {
+        return Err(format!("fork failed: {}", std::io::Error::last_os_error()));
+    }
+    if pid == 0 {
+        // SAFETY: in the child, before anything else runs.
+        unsafe {
+            libc::setpgid(0, 0);
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        }
+        for sig in STOP_SIGNALS {
+            set_handler(sig, libc::SIG_DFL);
+        }
+        let code = campaign();
+        std::process::exit(code);
+    }
+    // SAFETY: same group as the child sets itself; avoids racing with its setpgid.
+    unsafe {
+        libc::setpgid(pid, pid);
+    }
+    let deadline = max_time.map(|t| Instant::now() + t);
+    let code = loop {
+        if let Some(status) = reap(pid) {
+            break exit_code(status);
+        }
+        let signal = STOP_SIGNAL.load(Ordering::SeqCst);
+        if signal != 0 || deadline.is_some_and(|d| Instant::now() >= d) {
+            if signal != 0 {
+                eprintln!("lafuzz: stopping (signal {signal})");
+            }
+            break 0;
+        }
+        sleep(POLL);
+    };
+    stop_group(pid);
+    Ok(code)
+}
+
+/// Reaps every finished descendant; returns the wait status of `leader` if it has ended.
+fn reap(leader: libc::pid_t) -> Option<libc::c_int> {
+    let mut leader_status = None;
+    loop {
+        let mut status = 0;
+        // SAFETY: non-blocking wait for any child (we are their subreaper).
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+        if pid <= 0 {
+            return leader_status;
+        }
+        if pid == leader {
+            leader_status = Some(status);
+        }
+    }
+}
+
+fn exit_code(status: libc::c_int) -> i32 {
+    if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        128 + libc::WTERMSIG(status)
+    }
+}
+
+/// True while any process of the group exists (zombies included, until reaped).
+fn group_alive(pgid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 only checks for existence.
+    unsafe { libc::kill(-pgid, 0) == 0 }
+}
+
+/// Stops every process of the group: SIGTERM, a grace period, then SIGKILL; reaps them all.
+fn stop_group(pgid: libc::pid_t) {
+    for (signal, wait) in [(libc::SIGTERM, GRACE), (libc::SIGKILL, Duration::from_secs(10))] {
+        if !group_alive(pgid) {
+            return;
+        }
+        // SAFETY: signalling our own campaign's process group.
+        unsafe {
+            libc::kill(-pgid, signal);
+        }
+        let until = Instant::now() + wait;
+        while group_alive(pgid) && Instant::now() < until {
+            reap(pgid);
+            sleep(POLL);
+        }
+    }
+}
