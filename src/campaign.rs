@@ -43,8 +43,12 @@ fn launch(c: &Campaign) -> i32 {
             Some(port) => port,
             None => free_port()?,
         };
-        let shmem = SelfCleaningShMemProvider::new()
-            .map_err(|e| format!("cannot set up shared memory: {e}"))?;
+        let shmem = SelfCleaningShMemProvider::new().map_err(|e| {
+            format!(
+                "cannot set up shared memory: {}",
+                crate::options::error_text(&e)
+            )
+        })?;
         let monitor = CampaignMonitor::new(&c.output, c.cores.ids.len());
         let mut run_client = |state, mgr, client| client::run(state, mgr, client, c);
         let silence = (!c.opts.show_output).then_some("/dev/null");
@@ -55,13 +59,15 @@ fn launch(c: &Campaign) -> i32 {
             .run_client(&mut run_client)
             .cores(&c.cores)
             .broker_port(port)
-            .remote_broker_addr(c.opts.remote_broker)
             .stdout_file(silence)
             .build()
             .launch();
         match launched {
             Ok(()) | Err(Error::ShuttingDown) => Ok(()),
-            Err(e) => Err(format!("campaign failed: {e}")),
+            Err(e) => Err(format!(
+                "campaign failed: {}",
+                crate::options::error_text(&e)
+            )),
         }
     })();
     match result {

@@ -5,11 +5,8 @@
 use std::time::Duration;
 
 use libafl::{
-    corpus::{Corpus, InMemoryOnDiskCorpus, InMemoryCorpus},
-    events::{
-        ClientDescription, LlmpRestartingEventManager, ProgressReporter,
-        SendExiting,
-    },
+    corpus::{Corpus, InMemoryCorpus, InMemoryOnDiskCorpus},
+    events::{ClientDescription, LlmpRestartingEventManager, ProgressReporter, SendExiting},
     executors::{Executor, ExitKind, HasObservers},
     feedbacks::{EagerOrFeedback, MaxMapFeedback, TimeFeedback},
     fuzzer::{Fuzzer, NopInputFilter, StdFuzzer},
@@ -34,7 +31,8 @@ use libafl_targets::counters_maps_ptr;
 use crate::{
     harness, modes,
     options::{Campaign, Mode},
-    output, shmem::SelfCleaningShMemProvider,
+    output,
+    shmem::SelfCleaningShMemProvider,
     solutions::SaveNewSolutions,
 };
 
@@ -83,14 +81,18 @@ fn edges_observer() -> Result<EdgesObserver, Error> {
     }
     let slice: &[u8] = counters;
     // SAFETY: the counters are static and live as long as the process.
-    let map = unsafe {
-        StdMapObserver::from_mut_ptr("edges", slice.as_ptr().cast_mut(), slice.len())
-    };
+    let map =
+        unsafe { StdMapObserver::from_mut_ptr("edges", slice.as_ptr().cast_mut(), slice.len()) };
     Ok(HitcountsMapObserver::new(map).track_indices())
 }
 
 /// Sets up and runs one client until `--runs` is reached (or forever).
-pub fn run(state: Option<State>, mut mgr: Mgr, _client: ClientDescription, c: &Campaign) -> Result<(), Error> {
+pub fn run(
+    state: Option<State>,
+    mut mgr: Mgr,
+    _client: ClientDescription,
+    c: &Campaign,
+) -> Result<(), Error> {
     let edges = edges_observer()?;
     let time = TimeObserver::new("time");
 
@@ -134,7 +136,14 @@ pub fn run(state: Option<State>, mut mgr: Mgr, _client: ClientDescription, c: &C
         Mode::Direct => {
             let mut executor =
                 modes::direct::executor(observers, &mut fuzzer, &mut state, &mut mgr, timeout)?;
-            fuzz(&mut executor, &mut fuzzer, &mut state, &mut mgr, calibration, c)
+            fuzz(
+                &mut executor,
+                &mut fuzzer,
+                &mut state,
+                &mut mgr,
+                calibration,
+                c,
+            )
         }
     }
 }
@@ -168,4 +177,3 @@ where
         }
     }
 }
-

@@ -121,6 +121,9 @@ pub struct CampaignMonitor {
     last_plot: Duration,
     last_crashes: usize,
     last_hangs: usize,
+    /// The newest statistics, written once more when the campaign ends. Only the broker's
+    /// copy has any: clients are forks that carry a copy of this monitor but never use it.
+    latest: Option<Snapshot>,
 }
 
 impl CampaignMonitor {
@@ -129,10 +132,8 @@ impl CampaignMonitor {
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs();
-        let exe = std::env::current_exe().map_or_else(
-            |_| "./fuzzer".to_string(),
-            |p| p.display().to_string(),
-        );
+        let exe = std::env::current_exe()
+            .map_or_else(|_| "./fuzzer".to_string(), |p| p.display().to_string());
         let plot = output::plot_file(out);
         if !plot.exists() {
             let _ = std::fs::write(&plot, format!("{}\n", Snapshot::PLOT_HEADER));
@@ -147,6 +148,14 @@ impl CampaignMonitor {
             last_plot: Duration::ZERO,
             last_crashes: output::count_inputs(&output::crashes_dir(out)),
             last_hangs: output::count_inputs(&output::hangs_dir(out)),
+            latest: None,
+        }
+    }
+
+    fn write_stats(&self, snap: &Snapshot) {
+        let text = snap.fuzzer_stats(self.start_time, self.cores, &self.command_line);
+        if let Err(e) = output::write_atomic(&output::stats_file(&self.out), text.as_bytes()) {
+            eprintln!("lafuzz: cannot write fuzzer_stats: {e}");
         }
     }
 
@@ -166,18 +175,34 @@ impl CampaignMonitor {
             execs_done: global.total_execs,
             execs_per_sec: global.execs_per_sec,
             corpus_count: global.corpus_size,
-            saved_crashes: output::count_inputs(&output::crashes_dir(&self.out)),
-            saved_hangs: output::count_inputs(&output::hangs_dir(&self.out)),
+            saved_crashes: 0,
+            saved_hangs: 0,
             edges_found,
             total_edges,
             clients: global.client_stats_count,
         }
     }
 
+    /// Solutions are counted on disk: what the user finds there is what we report.
+    fn count_solutions(&self, snap: &mut Snapshot) {
+        snap.saved_crashes = output::count_inputs(&output::crashes_dir(&self.out));
+        snap.saved_hangs = output::count_inputs(&output::hangs_dir(&self.out));
+    }
+
     fn report_new_solutions(&mut self, snap: &Snapshot) {
         for (count, last, dir, what) in [
-            (snap.saved_crashes, &mut self.last_crashes, output::crashes_dir(&self.out), "crash"),
-            (snap.saved_hangs, &mut self.last_hangs, output::hangs_dir(&self.out), "hang"),
+            (
+                snap.saved_crashes,
+                &mut self.last_crashes,
+                output::crashes_dir(&self.out),
+                "crash",
+            ),
+            (
+                snap.saved_hangs,
+                &mut self.last_hangs,
+                output::hangs_dir(&self.out),
+                "hang",
+            ),
         ] {
             if count > *last {
                 *last = count;
@@ -202,24 +227,39 @@ impl Monitor for CampaignMonitor {
         _sender_id: ClientId,
     ) -> Result<(), Error> {
         let now = current_time();
+        let mut snap = self.snapshot(stats);
         if now.saturating_sub(self.last_print) < PRINT_INTERVAL {
+            self.latest = Some(snap);
             return Ok(());
         }
         self.last_print = now;
-        let snap = self.snapshot(stats);
+        self.count_solutions(&mut snap);
         self.report_new_solutions(&snap);
         println!("{}", snap.status_line());
-        let stats_text = snap.fuzzer_stats(self.start_time, self.cores, &self.command_line);
-        if let Err(e) = output::write_atomic(&output::stats_file(&self.out), stats_text.as_bytes()) {
-            eprintln!("lafuzz: cannot write fuzzer_stats: {e}");
-        }
+        self.write_stats(&snap);
+        let plot_line = snap.plot_line();
+        self.latest = Some(snap);
         if now.saturating_sub(self.last_plot) >= PLOT_INTERVAL {
             self.last_plot = now;
-            if let Ok(mut plot) = OpenOptions::new().append(true).open(output::plot_file(&self.out)) {
-                let _ = writeln!(plot, "{}", snap.plot_line());
+            if let Ok(mut plot) = OpenOptions::new()
+                .append(true)
+                .open(output::plot_file(&self.out))
+            {
+                let _ = writeln!(plot, "{plot_line}");
             }
         }
         Ok(())
+    }
+}
+
+impl Drop for CampaignMonitor {
+    /// The broker drops its monitor when every client has exited: write the final numbers.
+    fn drop(&mut self) {
+        if let Some(mut snap) = self.latest.take() {
+            self.count_solutions(&mut snap);
+            println!("{}", snap.status_line());
+            self.write_stats(&snap);
+        }
     }
 }
 
@@ -263,16 +303,24 @@ mod tests {
 
     #[test]
     fn plot_line_matches_header_columns() {
-        let columns = Snapshot::PLOT_HEADER.trim_start_matches("# ").split(", ").count();
+        let columns = Snapshot::PLOT_HEADER
+            .trim_start_matches("# ")
+            .split(", ")
+            .count();
         assert_eq!(sample().plot_line().split(", ").count(), columns);
-        assert!(sample().plot_line().starts_with("75, 1000, 13.33, 7, 2, 1, 30, 120"));
+        assert!(sample()
+            .plot_line()
+            .starts_with("75, 1000, 13.33, 7, 2, 1, 30, 120"));
     }
 
     #[test]
     fn status_line_shows_edges_and_solutions() {
         let line = sample().status_line();
         assert!(line.contains("edges 30/120"), "{line}");
-        assert!(line.contains("crashes 2") && line.contains("hangs 1"), "{line}");
+        assert!(
+            line.contains("crashes 2") && line.contains("hangs 1"),
+            "{line}"
+        );
         assert!(line.starts_with("[0:01:15]"), "{line}");
     }
 }

@@ -2,7 +2,6 @@
 
 use std::{
     fs,
-    net::SocketAddr,
     path::{Path, PathBuf},
 };
 
@@ -11,7 +10,11 @@ use libafl::mutators::Tokens;
 use libafl_bolts::core_affinity::{get_core_ids, Cores};
 
 #[derive(Debug, Parser)]
-#[command(name = "lafuzz", version, about = "Coverage-guided fuzzer built on LibAFL")]
+#[command(
+    name = "lafuzz",
+    version,
+    about = "Coverage-guided fuzzer built on LibAFL"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -47,7 +50,12 @@ pub struct FuzzOptions {
     #[arg(short = 'x', long = "dict", value_name = "FILE")]
     pub dicts: Vec<PathBuf>,
     /// Per-input timeout in milliseconds; slower inputs are saved as hangs.
-    #[arg(short = 't', long = "timeout", value_name = "MS", default_value_t = 1000)]
+    #[arg(
+        short = 't',
+        long = "timeout",
+        value_name = "MS",
+        default_value_t = 1000
+    )]
     pub timeout_ms: u64,
     /// Cores to fuzz on: `0-7`, `0,2,4` or `all`; one client per core.
     #[arg(long, value_name = "LIST", default_value = "0")]
@@ -64,9 +72,6 @@ pub struct FuzzOptions {
     /// Port of the LLMP broker (default: a free local port).
     #[arg(long, value_name = "PORT")]
     pub broker_port: Option<u16>,
-    /// Connect this node's broker to a remote broker (multi-machine fuzzing).
-    #[arg(long, value_name = "HOST:PORT")]
-    pub remote_broker: Option<SocketAddr>,
     /// Show the target's stdout/stderr (silenced by default).
     #[arg(long)]
     pub show_output: bool,
@@ -78,7 +83,12 @@ pub struct ReplayOptions {
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Per-input timeout in milliseconds.
-    #[arg(short = 't', long = "timeout", value_name = "MS", default_value_t = 1000)]
+    #[arg(
+        short = 't',
+        long = "timeout",
+        value_name = "MS",
+        default_value_t = 1000
+    )]
     pub timeout_ms: u64,
 }
 
@@ -164,11 +174,21 @@ pub fn validate(opts: FuzzOptions) -> Result<Campaign, String> {
     })
 }
 
+/// A LibAFL error as one line: its message without the backtrace LibAFL appends.
+pub fn error_text(e: &libafl::Error) -> String {
+    let text = e.to_string();
+    text.split("\nBacktrace")
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
 /// Parses `--cores` and checks every core exists on this machine.
 pub fn parse_cores(list: &str) -> Result<Cores, String> {
     let bad = |why: String| format!("bad --cores '{list}': {why}");
-    let cores = Cores::from_cmdline(list).map_err(|e| bad(e.to_string()))?;
-    let available = get_core_ids().map_err(|e| bad(e.to_string()))?;
+    let cores = Cores::from_cmdline(list).map_err(|e| bad(error_text(&e)))?;
+    let available = get_core_ids().map_err(|e| bad(error_text(&e)))?;
     if cores.ids.is_empty() {
         return Err(bad("no cores listed".into()));
     }
@@ -188,7 +208,9 @@ pub fn load_dict(tokens: &mut Tokens, path: &Path) -> Result<(), String> {
     // Tokens::add_from_file panics on non-UTF-8 lines; check first.
     let text = fs::read(path).map_err(|e| bad(e.to_string()))?;
     std::str::from_utf8(&text).map_err(|_| bad("not a text file".into()))?;
-    tokens.add_from_file(path).map_err(|e| bad(e.to_string()))?;
+    tokens
+        .add_from_file(path)
+        .map_err(|e| bad(error_text(&e)))?;
     Ok(())
 }
 
@@ -226,7 +248,9 @@ mod tests {
 
     #[test]
     fn cores_reject_garbage_and_missing_cores() {
-        assert!(parse_cores("abc").unwrap_err().starts_with("bad --cores 'abc'"));
+        assert!(parse_cores("abc")
+            .unwrap_err()
+            .starts_with("bad --cores 'abc'"));
         assert!(parse_cores("9999").unwrap_err().contains("does not exist"));
     }
 

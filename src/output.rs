@@ -79,7 +79,10 @@ mod tests {
         fs::write(crashes_dir(&out).join("x"), b"1").unwrap();
         fs::write(crashes_dir(&out).join(".x.lock"), b"").unwrap();
         assert_eq!(count_inputs(&crashes_dir(&out)), 1);
-        assert_eq!(newest_input(&crashes_dir(&out)), Some(crashes_dir(&out).join("x")));
+        assert_eq!(
+            newest_input(&crashes_dir(&out)),
+            Some(crashes_dir(&out).join("x"))
+        );
         // A path below a regular file cannot be created, even by root.
         assert!(prepare(&out.join("fuzzer_stats_file_as_dir").join("x")).is_ok());
         fs::write(out.join("file"), b"").unwrap();

@@ -23,8 +23,7 @@ pub fn run(opts: &ReplayOptions) -> Result<i32, String> {
     let mut failed = 0;
     harness::initialize();
     for file in &opts.files {
-        let input =
-            fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let input = fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
         let outcome = run_one(&input, timeout)?;
         let what = match outcome {
             Outcome::Ok => "ok".to_string(),

@@ -47,10 +47,10 @@ mod tests {
     fn segment_is_usable_by_id_after_marking_and_gone_after_drop() {
         let mut provider = SelfCleaningShMemProvider::new().unwrap();
         let mut first = provider.new_shmem(4096).unwrap();
-        first.as_mut_slice()[0] = 42;
+        first[0] = 42;
         let id = first.id();
         let second = provider.shmem_from_id_and_size(id, 4096).unwrap();
-        assert_eq!(second.as_slice()[0], 42);
+        assert_eq!(second[0], 42);
         drop(second);
         drop(first);
         let raw: i32 = id.into();
@@ -59,6 +59,9 @@ mod tests {
             let mut ds: libc::shmid_ds = std::mem::zeroed();
             libc::shmctl(raw, libc::IPC_STAT, &mut ds) == -1
         };
-        assert!(gone, "segment {raw} still exists after its last user detached");
+        assert!(
+            gone,
+            "segment {raw} still exists after its last user detached"
+        );
     }
 }

@@ -129,7 +129,8 @@ where
             .get(&self.map)
             .ok_or_else(|| Error::illegal_state("coverage observer missing"))?
             .as_ref();
-        let seen = state.named_metadata_or_insert_with(kind.metadata_name(), SolutionCoverage::default);
+        let seen =
+            state.named_metadata_or_insert_with(kind.metadata_name(), SolutionCoverage::default);
         let new = seen.merge((0..observer.usable_count()).map(|i| observer.get(i)));
         if new {
             self.last = Some(kind);

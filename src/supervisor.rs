@@ -113,7 +113,10 @@ fn group_alive(pgid: libc::pid_t) -> bool {
 
 /// Stops every process of the group: SIGTERM, a grace period, then SIGKILL; reaps them all.
 fn stop_group(pgid: libc::pid_t) {
-    for (signal, wait) in [(libc::SIGTERM, GRACE), (libc::SIGKILL, Duration::from_secs(10))] {
+    for (signal, wait) in [
+        (libc::SIGTERM, GRACE),
+        (libc::SIGKILL, Duration::from_secs(10)),
+    ] {
         if !group_alive(pgid) {
             return;
         }

@@ -13,9 +13,21 @@ use std::{
 
 /// libpng's library sources (everything but the test/example programs).
 const LIBPNG_SOURCES: &[&str] = &[
-    "png.c", "pngerror.c", "pngget.c", "pngmem.c", "pngpread.c", "pngread.c", "pngrio.c",
-    "pngrtran.c", "pngrutil.c", "pngset.c", "pngtrans.c", "pngwio.c", "pngwrite.c",
-    "pngwtran.c", "pngwutil.c",
+    "png.c",
+    "pngerror.c",
+    "pngget.c",
+    "pngmem.c",
+    "pngpread.c",
+    "pngread.c",
+    "pngrio.c",
+    "pngrtran.c",
+    "pngrutil.c",
+    "pngset.c",
+    "pngtrans.c",
+    "pngwio.c",
+    "pngwrite.c",
+    "pngwtran.c",
+    "pngwutil.c",
 ];
 
 struct Paths {
@@ -145,18 +157,20 @@ fn build_libpng(p: &Paths) -> Result<(), String> {
                 })
             })
             .collect();
-        handles
-            .into_iter()
-            .try_for_each(|h| h.join().map_err(|_| "compile thread panicked".to_string())?)
+        handles.into_iter().try_for_each(|h| {
+            h.join()
+                .map_err(|_| "compile thread panicked".to_string())?
+        })
     })?;
 
     let archive = build.join("libpng.a");
     let _ = fs::remove_file(&archive);
     run_cmd(
-        Command::new("ar")
-            .arg("rcs")
-            .arg(&archive)
-            .args(LIBPNG_SOURCES.iter().map(|n| build.join(n.replace(".c", ".o")))),
+        Command::new("ar").arg("rcs").arg(&archive).args(
+            LIBPNG_SOURCES
+                .iter()
+                .map(|n| build.join(n.replace(".c", ".o"))),
+        ),
     )?;
 
     let out = p.fuzzers.join("libpng");

@@ -1,0 +1,218 @@
+//! Helpers for end-to-end tests: run the real fuzzer binaries in their own process group,
+//! stop them like a user would, and read what they left on disk.
+#![allow(dead_code)]
+
+use std::{
+    collections::HashMap,
+    fs,
+    os::unix::process::CommandExt,
+    path::{Path, PathBuf},
+    process::{Child, Command, ExitStatus, Output, Stdio},
+    sync::atomic::{AtomicUsize, Ordering},
+    thread::sleep,
+    time::{Duration, Instant},
+};
+
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A fuzzer built by `cargo make build` (`target/fuzzers/NAME`).
+pub fn fuzzer(name: &str) -> PathBuf {
+    let path = root().join("target/fuzzers").join(name);
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo make build` (or `cargo make test`) first",
+        path.display()
+    );
+    path
+}
+
+pub fn corpus(name: &str) -> PathBuf {
+    root().join("corpus").join(name)
+}
+
+/// A fresh, empty directory under the system temp dir, removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> Self {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "lafuzz-test-{tag}-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::SeqCst)
+        ));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A running campaign, started in its own process group so the test can always clean up.
+pub struct Campaign {
+    pub child: Child,
+    pub out: PathBuf,
+    log: PathBuf,
+}
+
+impl Campaign {
+    pub fn start(binary: &Path, args: &[&str], out: &Path) -> Self {
+        let log = out.with_extension("log");
+        let file = fs::File::create(&log).unwrap();
+        let child = Command::new(binary)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(file.try_clone().unwrap())
+            .stderr(file)
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        Self {
+            child,
+            out: out.to_path_buf(),
+            log,
+        }
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    pub fn log(&self) -> String {
+        fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    pub fn stats(&self) -> HashMap<String, String> {
+        stats(&self.out)
+    }
+
+    /// Polls `fuzzer_stats` until `done` holds, or panics after `limit`.
+    pub fn wait_for(
+        &mut self,
+        limit: Duration,
+        what: &str,
+        done: impl Fn(&HashMap<String, String>) -> bool,
+    ) {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if done(&self.stats()) {
+                return;
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("campaign exited ({status}) before {what}\n{}", self.log());
+            }
+            sleep(Duration::from_millis(200));
+        }
+        panic!(
+            "no {what} within {limit:?}; stats {:?}\n{}",
+            self.stats(),
+            self.log()
+        );
+    }
+
+    /// Sends `signal` to the fuzzer process (as Ctrl-C or `kill` would) and waits for it.
+    pub fn stop_with(&mut self, signal: i32) -> ExitStatus {
+        unsafe {
+            libc::kill(self.pid(), signal);
+        }
+        self.wait(Duration::from_secs(20))
+    }
+
+    pub fn wait(&mut self, limit: Duration) -> ExitStatus {
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(
+                start.elapsed() < limit,
+                "campaign did not exit within {limit:?}\n{}",
+                self.log()
+            );
+            sleep(Duration::from_millis(100));
+        }
+    }
+}
+
+impl Drop for Campaign {
+    fn drop(&mut self) {
+        // Whatever happened in the test, leave nothing running.
+        unsafe {
+            libc::kill(-self.pid(), libc::SIGKILL);
+        }
+        let _ = self.child.wait();
+        let _ = fs::remove_file(&self.log);
+    }
+}
+
+/// `fuzzer_stats` as a map.
+pub fn stats(out: &Path) -> HashMap<String, String> {
+    fs::read_to_string(out.join("fuzzer_stats"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
+
+pub fn stat(stats: &HashMap<String, String>, key: &str) -> u64 {
+    stats.get(key).and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+/// Runs a command to completion.
+pub fn run(binary: &Path, args: &[&str]) -> Output {
+    Command::new(binary)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+/// Saved inputs (non-hidden files) in a directory.
+pub fn inputs(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(Result::ok)
+                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// System V shared memory segment ids that exist now.
+pub fn shm_ids() -> Vec<String> {
+    let out = Command::new("ipcs").arg("-m").output().unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| {
+            let cols: Vec<&str> = l.split_whitespace().collect();
+            (cols.len() >= 2 && cols[0].starts_with("0x")).then(|| cols[1].to_string())
+        })
+        .collect()
+}
+
+/// Processes in a process group.
+pub fn group_members(pgid: i32) -> Vec<String> {
+    let out = Command::new("pgrep")
+        .arg("-g")
+        .arg(pgid.to_string())
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}

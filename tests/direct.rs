@@ -1,0 +1,236 @@
+//! End-to-end: `direct` mode on the real binaries built by `cargo make build`.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+
+#[test]
+fn crashme_crash_and_hang_are_found_saved_and_replayed() {
+    let tmp = TempDir::new("direct-crashme");
+    let out = tmp.path().join("out");
+    let bin = fuzzer("crashme");
+    let corpus = corpus("crashme");
+    let mut campaign = Campaign::start(
+        &bin,
+        &[
+            "fuzz",
+            "--mode",
+            "direct",
+            "-i",
+            corpus.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "-t",
+            "200",
+            "--cores",
+            "0",
+            "--max-time",
+            "120",
+        ],
+        &out,
+    );
+    campaign.wait_for(Duration::from_secs(90), "crash and hang", |s| {
+        stat(s, "saved_crashes") >= 1 && stat(s, "saved_hangs") >= 1
+    });
+    // The client restarts after each crash and hang and the campaign goes on.
+    let execs_at_find = stat(&campaign.stats(), "execs_done");
+    campaign.wait_for(Duration::from_secs(30), "executions after the crash", |s| {
+        stat(s, "execs_done") > execs_at_find + 10_000
+    });
+    let stats = campaign.stats();
+    assert!(stat(&stats, "edges_found") > 0, "{stats:?}");
+    assert!(stat(&stats, "total_edges") >= stat(&stats, "edges_found"));
+    assert!(campaign.stop_with(libc::SIGINT).success());
+    assert!(
+        campaign.log().contains("reproduce with:"),
+        "{}",
+        campaign.log()
+    );
+
+    let crashes = inputs(&out.join("crashes"));
+    let hangs = inputs(&out.join("hangs"));
+    assert!(!crashes.is_empty() && !hangs.is_empty());
+    for crash in &crashes {
+        assert!(std::fs::read(crash).unwrap().starts_with(b"CRAS"));
+        let replay = run(&bin, &["replay", crash.to_str().unwrap()]);
+        assert!(!replay.status.success(), "replay of a crash must fail");
+        assert!(String::from_utf8_lossy(&replay.stdout).contains("CRASH (signal 6, SIGABRT)"));
+    }
+    let replay = run(&bin, &["replay", "-t", "300", hangs[0].to_str().unwrap()]);
+    assert!(!replay.status.success());
+    assert!(String::from_utf8_lossy(&replay.stdout).contains("TIMEOUT"));
+    let queue = inputs(&out.join("queue"));
+    assert!(!queue.is_empty());
+    let replay = run(&bin, &["replay", queue[0].to_str().unwrap()]);
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stdout)
+    );
+    // Crash dedup: one saved crash per new crash coverage, not one per crashing execution.
+    assert!(crashes.len() <= 3, "crashes not deduplicated: {crashes:?}");
+}
+
+#[test]
+fn libpng_coverage_grows_well_beyond_the_seeds() {
+    let bin = fuzzer("libpng");
+    let corpus = corpus("libpng");
+    let dict = corpus.join("png.dict");
+    let tmp = TempDir::new("direct-libpng");
+    // Seeds alone (plus one round of mutations), then a short real campaign.
+    let seeds_out = tmp.path().join("seeds");
+    let mut seeds = Campaign::start(
+        &bin,
+        &[
+            "fuzz",
+            "-i",
+            corpus.to_str().unwrap(),
+            "-o",
+            seeds_out.to_str().unwrap(),
+            "--runs",
+            "1",
+        ],
+        &seeds_out,
+    );
+    assert!(
+        seeds.wait(Duration::from_secs(60)).success(),
+        "{}",
+        seeds.log()
+    );
+    let seed_edges = stat(&seeds.stats(), "edges_found");
+    assert!(
+        seed_edges > 100,
+        "seed coverage not read: {:?}",
+        seeds.stats()
+    );
+
+    let out = tmp.path().join("out");
+    let mut campaign = Campaign::start(
+        &bin,
+        &[
+            "fuzz",
+            "-i",
+            corpus.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "-x",
+            dict.to_str().unwrap(),
+            "--max-time",
+            "20",
+        ],
+        &out,
+    );
+    assert!(
+        campaign.wait(Duration::from_secs(60)).success(),
+        "{}",
+        campaign.log()
+    );
+    let stats = campaign.stats();
+    let edges = stat(&stats, "edges_found");
+    assert!(
+        edges * 10 >= seed_edges * 14,
+        "edges after 20 s: {edges}, seeds: {seed_edges}; {stats:?}"
+    );
+    assert!(stat(&stats, "corpus_count") > 105);
+    assert!(stat(&stats, "total_edges") > 1000);
+    let plot = std::fs::read_to_string(out.join("plot_data")).unwrap();
+    assert!(plot.lines().count() >= 3, "plot_data: {plot}");
+}
+
+#[test]
+fn second_campaign_resumes_from_the_queue() {
+    let bin = fuzzer("crashme");
+    let tmp = TempDir::new("direct-resume");
+    let out = tmp.path().join("out");
+    let corpus = corpus("crashme");
+    let args = [
+        "fuzz",
+        "-i",
+        corpus.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "-t",
+        "200",
+        "--max-time",
+        "5",
+    ];
+    let mut first = Campaign::start(&bin, &args, &out);
+    assert!(first.wait(Duration::from_secs(60)).success());
+    let queued = inputs(&out.join("queue")).len();
+    assert!(queued > 2, "first campaign queued {queued}");
+    let mut second = Campaign::start(&bin, &args, &out);
+    assert!(second.wait(Duration::from_secs(60)).success());
+    assert!(
+        second
+            .log()
+            .contains(&format!("{} seed file(s)", queued + 2)),
+        "second campaign did not load the queue: {}",
+        second.log()
+    );
+}
+
+fn assert_one_line_error(args: &[&str], expect: &str) {
+    let out = run(&fuzzer("crashme"), args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} should fail");
+    assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+    assert!(stderr.contains(expect), "{args:?}: {stderr}");
+}
+
+#[test]
+fn bad_input_gives_a_one_line_error() {
+    let tmp = TempDir::new("direct-errors");
+    let out = tmp.path().join("out");
+    let out = out.to_str().unwrap();
+    let corpus = corpus("crashme");
+    let corpus = corpus.to_str().unwrap();
+    let empty = tmp.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let bad_dict = tmp.path().join("bad.dict");
+    std::fs::write(&bad_dict, "this is not a dictionary\n").unwrap();
+    let file = tmp.path().join("file");
+    std::fs::write(&file, "x").unwrap();
+    let under_file = file.join("out");
+
+    assert_one_line_error(&["fuzz", "-o", out], "no seed corpus");
+    assert_one_line_error(
+        &["fuzz", "-i", "/nonexistent/dir", "-o", out],
+        "not a directory",
+    );
+    assert_one_line_error(
+        &["fuzz", "-i", empty.to_str().unwrap(), "-o", out],
+        "seed corpus is empty",
+    );
+    assert_one_line_error(
+        &[
+            "fuzz",
+            "-i",
+            corpus,
+            "-o",
+            out,
+            "-x",
+            bad_dict.to_str().unwrap(),
+        ],
+        "bad dictionary",
+    );
+    assert_one_line_error(
+        &["fuzz", "-i", corpus, "-o", out, "-x", "/nonexistent.dict"],
+        "bad dictionary",
+    );
+    assert_one_line_error(
+        &["fuzz", "-i", corpus, "-o", out, "--cores", "0-x"],
+        "bad --cores",
+    );
+    assert_one_line_error(
+        &["fuzz", "-i", corpus, "-o", out, "--cores", "4096"],
+        "does not exist",
+    );
+    assert_one_line_error(
+        &["fuzz", "-i", corpus, "-o", under_file.to_str().unwrap()],
+        "cannot create output directory",
+    );
+    assert_one_line_error(&["fuzz", "-i", corpus], "no output directory");
+    assert_one_line_error(&["replay", "/nonexistent/input"], "cannot read");
+}
