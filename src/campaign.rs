@@ -10,7 +10,10 @@ use libafl::{
 use libafl_bolts::shmem::ShMemProvider;
 
 use crate::{
-    client, monitor::CampaignMonitor, options::Campaign, shmem::SelfCleaningShMemProvider,
+    client, harness,
+    monitor::CampaignMonitor,
+    options::{Campaign, Mode},
+    shmem::SelfCleaningShMemProvider,
     supervisor,
 };
 
@@ -23,6 +26,13 @@ pub fn run(c: &Campaign) -> Result<i32, String> {
         c.tokens.len(),
         c.output.display()
     );
+    if c.opts.mode == Mode::Reset && !harness::has_reset_hook() {
+        println!(
+            "lafuzz: warning: the harness has no LLVMFuzzerReset; reset mode only restarts \
+             the client every {} inputs",
+            c.opts.restart_every
+        );
+    }
     let max_time = c.opts.max_time.map(Duration::from_secs);
     supervisor::run(max_time, || launch(c))
 }

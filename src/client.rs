@@ -6,11 +6,14 @@ use std::time::Duration;
 
 use libafl::{
     corpus::{Corpus, InMemoryCorpus, InMemoryOnDiskCorpus},
-    events::{ClientDescription, LlmpRestartingEventManager, ProgressReporter, SendExiting},
-    executors::{Executor, ExitKind, HasObservers},
+    events::{
+        ClientDescription, EventRestarter, LlmpRestartingEventManager, ProgressReporter,
+        SendExiting,
+    },
+    executors::{Executor, HasObservers},
     feedbacks::{EagerOrFeedback, MaxMapFeedback, TimeFeedback},
     fuzzer::{Fuzzer, NopInputFilter, StdFuzzer},
-    inputs::{BytesInput, BytesInputConverter, HasTargetBytes},
+    inputs::{BytesInput, BytesInputConverter},
     mutators::{havoc_mutations, tokens_mutations, HavocScheduledMutator, Tokens},
     observers::{CanTrack, ExplicitTracking, HitcountsMapObserver, StdMapObserver, TimeObserver},
     schedulers::{
@@ -26,14 +29,13 @@ use libafl_bolts::{
     shmem::ShMemProvider,
     tuples::{tuple_list, Merge},
 };
-use libafl_targets::counters_maps_ptr;
 
 use crate::{
     harness, modes,
     options::{Campaign, Mode},
     output,
     shmem::SelfCleaningShMemProvider,
-    solutions::SaveNewSolutions,
+    solutions::{SaveNewSolutions, Triage},
 };
 
 /// How often a client sends its statistics to the broker.
@@ -61,28 +63,12 @@ type Scheduler = IndexesLenTimeMinimizerScheduler<
 pub type ClientFuzzer =
     StdFuzzer<Scheduler, CoverageFeedback, BytesInputConverter, NopInputFilter, Objective>;
 
-/// The harness as the executors see it.
-pub fn run_input(input: &BytesInput) -> ExitKind {
-    harness::run(&input.target_bytes());
-    ExitKind::Ok
-}
-
 /// An observer over the target's inline 8-bit counters, bucketed into AFL hit counts.
 fn edges_observer() -> Result<EdgesObserver, Error> {
-    // SAFETY: the counters were registered by the instrumented code before main.
-    let maps = unsafe { &*counters_maps_ptr() };
-    let Some(counters) = maps.iter().max_by_key(|m| m.len()) else {
-        return Err(Error::illegal_state(
-            "the target has no coverage counters: build it with libafl_cc/libafl_cxx",
-        ));
-    };
-    if maps.len() > 1 {
-        log::warn!("{} counter regions; observing the largest", maps.len());
-    }
-    let slice: &[u8] = counters;
+    let counters = harness::coverage_counters()?;
     // SAFETY: the counters are static and live as long as the process.
     let map =
-        unsafe { StdMapObserver::from_mut_ptr("edges", slice.as_ptr().cast_mut(), slice.len()) };
+        unsafe { StdMapObserver::from_mut_ptr("edges", counters.as_mut_ptr(), counters.len()) };
     Ok(HitcountsMapObserver::new(map).track_indices())
 }
 
@@ -99,7 +85,12 @@ pub fn run(
     let map_feedback = MaxMapFeedback::new(&edges);
     let calibration = CalibrationStage::new(&map_feedback);
     let mut feedback = EagerOrFeedback::new(map_feedback, TimeFeedback::new(&time));
-    let mut objective = SaveNewSolutions::new(&edges, &c.output);
+    let triage = if c.opts.mode.shares_process_between_inputs() {
+        Some(Triage::for_this_binary(c.opts.timeout_ms)?)
+    } else {
+        None
+    };
+    let mut objective = SaveNewSolutions::new(&edges, &c.output, triage);
 
     let mut state = match state {
         Some(state) => state,
@@ -132,24 +123,31 @@ pub fn run(
     let timeout = Duration::from_millis(c.opts.timeout_ms);
 
     harness::initialize();
+    let (fuzzer, state, mgr) = (&mut fuzzer, &mut state, &mut mgr);
     match c.opts.mode {
         Mode::Direct => {
+            let harness = modes::direct::harness;
             let mut executor =
-                modes::direct::executor(observers, &mut fuzzer, &mut state, &mut mgr, timeout)?;
-            fuzz(
-                &mut executor,
-                &mut fuzzer,
-                &mut state,
-                &mut mgr,
-                calibration,
-                c,
-            )
+                modes::direct::executor(harness, observers, fuzzer, state, mgr, timeout)?;
+            fuzz(&mut executor, fuzzer, state, mgr, calibration, c, None)
+        }
+        Mode::Reset => {
+            let harness = modes::reset::harness;
+            let mut executor =
+                modes::direct::executor(harness, observers, fuzzer, state, mgr, timeout)?;
+            let restart = Some(c.opts.restart_every);
+            fuzz(&mut executor, fuzzer, state, mgr, calibration, c, restart)
+        }
+        Mode::Fork => {
+            let mut executor = modes::fork::executor(observers, fuzzer, state, mgr, timeout)?;
+            fuzz(&mut executor, fuzzer, state, mgr, calibration, c, None)
         }
     }
 }
 
 /// Loads the seeds (once per campaign; a restarted client resumes from its saved state) and
-/// fuzzes until `--runs` executions.
+/// fuzzes until `--runs` executions. With `restart_every`, the client process hands its state
+/// to a fresh process after that many executions.
 fn fuzz<E>(
     executor: &mut E,
     fuzzer: &mut ClientFuzzer,
@@ -157,6 +155,7 @@ fn fuzz<E>(
     mgr: &mut Mgr,
     calibration: CalibrationStage<EdgesObserver, BytesInput, EdgesMap, Observers, State>,
     c: &Campaign,
+    restart_every: Option<u64>,
 ) -> Result<(), Error>
 where
     E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
@@ -167,6 +166,7 @@ where
     }
     let mutator = HavocScheduledMutator::new(havoc_mutations().merge(tokens_mutations()));
     let mut stages = tuple_list!(calibration, StdPowerMutationalStage::new(mutator));
+    let started_at = *state.executions();
     loop {
         mgr.maybe_report_progress(state, REPORT_INTERVAL)?;
         fuzzer.fuzz_one(&mut stages, executor, state, mgr)?;
@@ -174,6 +174,11 @@ where
             mgr.report_progress(state)?;
             mgr.send_exiting()?;
             return Ok(());
+        }
+        if restart_every.is_some_and(|n| *state.executions() - started_at >= n) {
+            // The restarting manager starts a fresh process with the state saved here.
+            mgr.on_restart(state)?;
+            std::process::exit(0);
         }
     }
 }

@@ -1,6 +1,33 @@
-//! The target linked into this binary: libFuzzer's `LLVMFuzzerTestOneInput` and friends.
+//! The target linked into this binary: libFuzzer's `LLVMFuzzerTestOneInput`, its optional
+//! `LLVMFuzzerInitialize`, and our optional `LLVMFuzzerReset` (see `hooks.c`).
 
-use libafl_targets::{libfuzzer_initialize, libfuzzer_test_one_input};
+use std::cell::RefCell;
+
+use libafl::Error;
+use libafl_targets::{counters_maps_ptr, libfuzzer_initialize, libfuzzer_test_one_input};
+
+unsafe extern "C" {
+    fn lafuzz_has_reset_hook() -> libc::c_int;
+    fn lafuzz_call_reset_hook();
+}
+
+/// The target's inline 8-bit coverage counters (the largest region, when a shared library
+/// brought its own).
+pub fn coverage_counters() -> Result<&'static mut [u8], Error> {
+    // SAFETY: the counters were registered by the instrumented code before main and are
+    // static; nothing else holds a reference to them across this call.
+    let maps = unsafe { &*counters_maps_ptr() };
+    let Some(counters) = maps.iter().max_by_key(|m| m.len()) else {
+        return Err(Error::illegal_state(
+            "the target has no coverage counters: build it with libafl_cc/libafl_cxx",
+        ));
+    };
+    if maps.len() > 1 {
+        log::warn!("{} counter regions; observing the largest", maps.len());
+    }
+    // SAFETY: see above; the slice lives as long as the process.
+    Ok(unsafe { std::slice::from_raw_parts_mut(counters.as_ptr().cast_mut(), counters.len()) })
+}
 
 /// Calls the target's `LLVMFuzzerInitialize`, if it has one, with our command line.
 pub fn initialize() {
@@ -16,5 +43,97 @@ pub fn run(input: &[u8]) {
     // SAFETY: the linked harness takes any byte buffer, as libFuzzer's contract says.
     unsafe {
         libfuzzer_test_one_input(input);
+    }
+}
+
+/// True when the harness defines `LLVMFuzzerReset`.
+pub fn has_reset_hook() -> bool {
+    // SAFETY: reads the address of a weak symbol.
+    unsafe { lafuzz_has_reset_hook() != 0 }
+}
+
+/// Calls the harness's `LLVMFuzzerReset`, if it has one.
+pub fn reset() {
+    // SAFETY: the hook takes no arguments; absent, the shim does nothing.
+    unsafe { lafuzz_call_reset_hook() }
+}
+
+/// How many of the latest inputs an in-process client remembers: when a crash does not
+/// reproduce alone, these are the sequence that led to it.
+pub const RECENT_INPUTS: usize = 64;
+
+/// The latest inputs run in this process, in reusable buffers.
+#[derive(Default)]
+struct RecentInputs {
+    slots: Vec<Vec<u8>>,
+    next: usize,
+}
+
+impl RecentInputs {
+    fn push(&mut self, input: &[u8]) {
+        if self.slots.len() < RECENT_INPUTS {
+            self.slots.push(input.to_vec());
+        } else {
+            let slot = &mut self.slots[self.next];
+            slot.clear();
+            slot.extend_from_slice(input);
+        }
+        self.next = (self.next + 1) % RECENT_INPUTS;
+    }
+
+    /// Oldest first.
+    fn ordered(&self) -> Vec<Vec<u8>> {
+        let (newer, older) = self.slots.split_at(self.next % self.slots.len().max(1));
+        older.iter().chain(newer).cloned().collect()
+    }
+}
+
+thread_local! {
+    static RECENT: RefCell<RecentInputs> = RefCell::new(RecentInputs::default());
+}
+
+/// Runs one input and remembers it among the recent ones.
+pub fn run_recorded(input: &[u8]) {
+    RECENT.with(|r| {
+        if let Ok(mut r) = r.try_borrow_mut() {
+            r.push(input);
+        }
+    });
+    run(input);
+}
+
+/// The recent inputs, oldest first (the last is the one running or run last).
+pub fn recent_inputs() -> Vec<Vec<u8>> {
+    RECENT.with(|r| r.try_borrow().map(|r| r.ordered()).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recent_inputs_keep_the_latest_in_order() {
+        let mut recent = RecentInputs::default();
+        for i in 0..3usize {
+            recent.push(&i.to_le_bytes());
+        }
+        assert_eq!(
+            recent.ordered(),
+            vec![
+                0usize.to_le_bytes(),
+                1usize.to_le_bytes(),
+                2usize.to_le_bytes()
+            ]
+        );
+        for i in 3..(RECENT_INPUTS + 5) {
+            recent.push(&i.to_le_bytes());
+        }
+        let ordered = recent.ordered();
+        assert_eq!(ordered.len(), RECENT_INPUTS);
+        assert_eq!(ordered[0], 5usize.to_le_bytes());
+        assert_eq!(
+            ordered[RECENT_INPUTS - 1],
+            (RECENT_INPUTS + 4).to_le_bytes()
+        );
     }
 }

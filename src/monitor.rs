@@ -31,6 +31,7 @@ pub struct Snapshot {
     pub execs_per_sec: f64,
     pub corpus_count: u64,
     pub saved_crashes: usize,
+    pub saved_flaky_crashes: usize,
     pub saved_hangs: usize,
     pub edges_found: u64,
     pub total_edges: u64,
@@ -61,6 +62,7 @@ impl Snapshot {
             ("execs_per_sec", format!("{:.2}", self.execs_per_sec)),
             ("corpus_count", self.corpus_count.to_string()),
             ("saved_crashes", self.saved_crashes.to_string()),
+            ("saved_flaky_crashes", self.saved_flaky_crashes.to_string()),
             ("saved_hangs", self.saved_hangs.to_string()),
             ("edges_found", self.edges_found.to_string()),
             ("total_edges", self.total_edges.to_string()),
@@ -72,17 +74,18 @@ impl Snapshot {
         s
     }
 
-    pub const PLOT_HEADER: &'static str = "# relative_time, execs_done, execs_per_sec, corpus_count, saved_crashes, saved_hangs, edges_found, total_edges";
+    pub const PLOT_HEADER: &'static str = "# relative_time, execs_done, execs_per_sec, corpus_count, saved_crashes, saved_flaky_crashes, saved_hangs, edges_found, total_edges";
 
     /// One `plot_data` line.
     pub fn plot_line(&self) -> String {
         format!(
-            "{}, {}, {:.2}, {}, {}, {}, {}, {}",
+            "{}, {}, {:.2}, {}, {}, {}, {}, {}, {}",
             self.run_time.as_secs(),
             self.execs_done,
             self.execs_per_sec,
             self.corpus_count,
             self.saved_crashes,
+            self.saved_flaky_crashes,
             self.saved_hangs,
             self.edges_found,
             self.total_edges
@@ -92,7 +95,7 @@ impl Snapshot {
     /// The console status line.
     pub fn status_line(&self) -> String {
         format!(
-            "[{}] clients {} | execs {} | {}/s | corpus {} | edges {}/{} | crashes {} | hangs {}",
+            "[{}] clients {} | execs {} | {}/s | corpus {} | edges {}/{} | crashes {} (+{} flaky) | hangs {}",
             format_duration(self.run_time),
             self.clients,
             self.execs_done,
@@ -101,6 +104,7 @@ impl Snapshot {
             self.edges_found,
             self.total_edges,
             self.saved_crashes,
+            self.saved_flaky_crashes,
             self.saved_hangs,
         )
     }
@@ -120,6 +124,7 @@ pub struct CampaignMonitor {
     last_print: Duration,
     last_plot: Duration,
     last_crashes: usize,
+    last_flaky_crashes: usize,
     last_hangs: usize,
     /// The newest statistics, written once more when the campaign ends. Only the broker's
     /// copy has any: clients are forks that carry a copy of this monitor but never use it.
@@ -147,6 +152,7 @@ impl CampaignMonitor {
             last_print: Duration::ZERO,
             last_plot: Duration::ZERO,
             last_crashes: output::count_inputs(&output::crashes_dir(out)),
+            last_flaky_crashes: output::count_inputs(&output::flaky_crashes_dir(out)),
             last_hangs: output::count_inputs(&output::hangs_dir(out)),
             latest: None,
         }
@@ -176,6 +182,7 @@ impl CampaignMonitor {
             execs_per_sec: global.execs_per_sec,
             corpus_count: global.corpus_size,
             saved_crashes: 0,
+            saved_flaky_crashes: 0,
             saved_hangs: 0,
             edges_found,
             total_edges,
@@ -186,29 +193,41 @@ impl CampaignMonitor {
     /// Solutions are counted on disk: what the user finds there is what we report.
     fn count_solutions(&self, snap: &mut Snapshot) {
         snap.saved_crashes = output::count_inputs(&output::crashes_dir(&self.out));
+        snap.saved_flaky_crashes = output::count_inputs(&output::flaky_crashes_dir(&self.out));
         snap.saved_hangs = output::count_inputs(&output::hangs_dir(&self.out));
     }
 
     fn report_new_solutions(&mut self, snap: &Snapshot) {
-        for (count, last, dir, what) in [
+        let out = &self.out;
+        let kinds = [
             (
                 snap.saved_crashes,
                 &mut self.last_crashes,
-                output::crashes_dir(&self.out),
+                output::crashes_dir(out),
                 "crash",
+                "replay",
+            ),
+            (
+                snap.saved_flaky_crashes,
+                &mut self.last_flaky_crashes,
+                output::flaky_crashes_dir(out),
+                "flaky crash (it does not crash alone; the inputs before it are saved with it)",
+                "replay --sequence",
             ),
             (
                 snap.saved_hangs,
                 &mut self.last_hangs,
-                output::hangs_dir(&self.out),
+                output::hangs_dir(out),
                 "hang",
+                "replay",
             ),
-        ] {
+        ];
+        for (count, last, dir, what, replay) in kinds {
             if count > *last {
                 *last = count;
                 if let Some(file) = output::newest_input(&dir) {
                     println!(
-                        "new {what} saved: {}\n  reproduce with: {} replay {}",
+                        "new {what} saved: {}\n  reproduce with: {} {replay} {}",
                         file.display(),
                         self.replay_hint,
                         file.display()
@@ -274,6 +293,7 @@ mod tests {
             execs_per_sec: 13.333,
             corpus_count: 7,
             saved_crashes: 2,
+            saved_flaky_crashes: 3,
             saved_hangs: 1,
             edges_found: 30,
             total_edges: 120,
@@ -295,6 +315,7 @@ mod tests {
         assert_eq!(get("corpus_count").as_deref(), Some("7"));
         assert_eq!(get("saved_crashes").as_deref(), Some("2"));
         assert_eq!(get("saved_hangs").as_deref(), Some("1"));
+        assert_eq!(get("saved_flaky_crashes").as_deref(), Some("3"));
         assert_eq!(get("edges_found").as_deref(), Some("30"));
         assert_eq!(get("total_edges").as_deref(), Some("120"));
         assert_eq!(get("cores").as_deref(), Some("2"));
@@ -310,7 +331,7 @@ mod tests {
         assert_eq!(sample().plot_line().split(", ").count(), columns);
         assert!(sample()
             .plot_line()
-            .starts_with("75, 1000, 13.33, 7, 2, 1, 30, 120"));
+            .starts_with("75, 1000, 13.33, 7, 2, 3, 1, 30, 120"));
     }
 
     #[test]

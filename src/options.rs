@@ -33,6 +33,19 @@ enum Command {
 pub enum Mode {
     /// In-process: fastest; a crash or hang restarts the client.
     Direct,
+    /// A fresh forked child per input: full isolation, coverage shared with the parent.
+    Fork,
+    /// In-process, calling the harness's `LLVMFuzzerReset` after every input and restarting
+    /// the client every `--restart-every` inputs.
+    Reset,
+}
+
+impl Mode {
+    /// In-process modes run many inputs in one process, so state can leak from one input to
+    /// the next: their crashes are checked in a fresh process before being reported.
+    pub fn shares_process_between_inputs(self) -> bool {
+        matches!(self, Self::Direct | Self::Reset)
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -72,6 +85,9 @@ pub struct FuzzOptions {
     /// Port of the LLMP broker (default: a free local port).
     #[arg(long, value_name = "PORT")]
     pub broker_port: Option<u16>,
+    /// `reset` mode: restart the client from a clean process after this many inputs.
+    #[arg(long, value_name = "N", default_value_t = 50_000)]
+    pub restart_every: u64,
     /// Show the target's stdout/stderr (silenced by default).
     #[arg(long)]
     pub show_output: bool,
@@ -79,9 +95,16 @@ pub struct FuzzOptions {
 
 #[derive(Debug, Clone, Args)]
 pub struct ReplayOptions {
-    /// Inputs to run.
+    /// Inputs to run, each in a fresh process.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
+    /// Run the files (or the files in each directory, by name) one after another in one
+    /// process, as a flaky crash's sequence in `crashes-flaky/` was run.
+    #[arg(long)]
+    pub sequence: bool,
+    /// Print nothing; only the exit status tells (used to triage crashes).
+    #[arg(long, hide = true)]
+    pub quiet: bool,
     /// Per-input timeout in milliseconds.
     #[arg(
         short = 't',
@@ -137,6 +160,9 @@ pub fn validate(opts: FuzzOptions) -> Result<Campaign, String> {
     }
     if opts.runs == Some(0) {
         return Err("--runs must be at least 1".into());
+    }
+    if opts.restart_every == 0 {
+        return Err("--restart-every must be at least 1".into());
     }
     let cores = parse_cores(&opts.cores)?;
     let mut tokens = Tokens::new();

@@ -12,6 +12,11 @@ pub fn queue_dir(out: &Path) -> PathBuf {
 pub fn crashes_dir(out: &Path) -> PathBuf {
     out.join("crashes")
 }
+/// Crashes that did not reproduce alone in a fresh process, each a directory holding the
+/// inputs that ran before it in its client, in order, the crashing one last.
+pub fn flaky_crashes_dir(out: &Path) -> PathBuf {
+    out.join("crashes-flaky")
+}
 pub fn hangs_dir(out: &Path) -> PathBuf {
     out.join("hangs")
 }
@@ -24,7 +29,12 @@ pub fn plot_file(out: &Path) -> PathBuf {
 
 /// Creates the layout and checks that it is writable, before any process starts.
 pub fn prepare(out: &Path) -> Result<(), String> {
-    for dir in [queue_dir(out), crashes_dir(out), hangs_dir(out)] {
+    for dir in [
+        queue_dir(out),
+        crashes_dir(out),
+        flaky_crashes_dir(out),
+        hangs_dir(out),
+    ] {
         fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create output directory {}: {e}", dir.display()))?;
     }

@@ -1,15 +1,17 @@
-//! The `replay` command: runs each input once in a fresh child process and reports what
-//! happened, so one crashing input does not hide the others.
+//! The `replay` command: runs inputs in a fresh child process and reports what happened, so
+//! one crashing input does not hide the others. Exit status: 1 if anything crashed, else 2 if
+//! anything timed out or exited, else 0.
 
 use std::{
     fs,
+    path::{Path, PathBuf},
     thread::sleep,
     time::{Duration, Instant},
 };
 
 use crate::{harness, options::ReplayOptions};
 
-/// What one input did.
+/// What one run did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
     Ok,
@@ -18,26 +20,72 @@ pub enum Outcome {
     Exit(i32),
 }
 
-pub fn run(opts: &ReplayOptions) -> Result<i32, String> {
-    let timeout = Duration::from_millis(opts.timeout_ms);
-    let mut failed = 0;
-    harness::initialize();
-    for file in &opts.files {
-        let input = fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
-        let outcome = run_one(&input, timeout)?;
-        let what = match outcome {
-            Outcome::Ok => "ok".to_string(),
-            Outcome::Crash(sig) => format!("CRASH (signal {sig}, {})", signal_name(sig)),
-            Outcome::Timeout => format!("TIMEOUT (over {} ms)", opts.timeout_ms),
-            Outcome::Exit(code) => format!("EXIT (target called exit({code}))"),
-        };
-        println!("{}: {what}", file.display());
-        if outcome != Outcome::Ok {
-            failed += 1;
+impl Outcome {
+    fn describe(&self, timeout_ms: u64) -> String {
+        match self {
+            Self::Ok => "ok".into(),
+            Self::Crash(sig) => format!("CRASH (signal {sig}, {})", signal_name(*sig)),
+            Self::Timeout => format!("TIMEOUT (over {timeout_ms} ms)"),
+            Self::Exit(code) => format!("EXIT (the target called exit({code}))"),
         }
     }
-    println!("{} input(s), {failed} failed", opts.files.len());
-    Ok(i32::from(failed > 0))
+}
+
+pub fn run(opts: &ReplayOptions) -> Result<i32, String> {
+    let timeout = Duration::from_millis(opts.timeout_ms);
+    harness::initialize();
+    let mut outcomes = Vec::new();
+    if opts.sequence {
+        let mut inputs = Vec::new();
+        for path in &opts.files {
+            for file in sequence_files(path)? {
+                inputs.push(read(&file)?);
+            }
+        }
+        let outcome = run_in_child(&inputs, timeout)?;
+        if !opts.quiet {
+            println!(
+                "sequence of {} input(s): {}",
+                inputs.len(),
+                outcome.describe(opts.timeout_ms)
+            );
+        }
+        outcomes.push(outcome);
+    } else {
+        for file in &opts.files {
+            let outcome = run_in_child(&[read(file)?], timeout)?;
+            if !opts.quiet {
+                println!("{}: {}", file.display(), outcome.describe(opts.timeout_ms));
+            }
+            outcomes.push(outcome);
+        }
+    }
+    let failed = outcomes.iter().filter(|o| **o != Outcome::Ok).count();
+    if !opts.quiet && !opts.sequence {
+        println!("{} input(s), {failed} failed", outcomes.len());
+    }
+    Ok(if outcomes.iter().any(|o| matches!(o, Outcome::Crash(_))) {
+        1
+    } else if failed > 0 {
+        2
+    } else {
+        0
+    })
+}
+
+fn read(file: &Path) -> Result<Vec<u8>, String> {
+    fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))
+}
+
+/// A sequence argument: a file, or a directory's inputs in name order.
+fn sequence_files(path: &Path) -> Result<Vec<PathBuf>, String> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut files = Vec::new();
+    crate::options::collect_files(path, &mut files)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    Ok(files)
 }
 
 fn signal_name(sig: i32) -> &'static str {
@@ -53,18 +101,21 @@ fn signal_name(sig: i32) -> &'static str {
     }
 }
 
-/// Runs one input in a forked child, killing it after `timeout`.
-fn run_one(input: &[u8], timeout: Duration) -> Result<Outcome, String> {
+/// Runs `inputs` one after another in a forked child, killing it after `timeout` (per input).
+fn run_in_child(inputs: &[Vec<u8>], timeout: Duration) -> Result<Outcome, String> {
     // SAFETY: fork in a single-threaded process; the child only runs the harness and exits.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
         return Err(format!("fork failed: {}", std::io::Error::last_os_error()));
     }
     if pid == 0 {
-        harness::run(input);
-        // SAFETY: leave without running the parent's atexit handlers twice.
+        for input in inputs {
+            harness::run(input);
+        }
+        // SAFETY: leave without running the parent's exit handlers a second time.
         unsafe { libc::_exit(0) };
     }
+    let limit = timeout * u32::try_from(inputs.len().max(1)).unwrap_or(u32::MAX);
     let start = Instant::now();
     loop {
         let mut status = 0;
@@ -79,7 +130,7 @@ fn run_one(input: &[u8], timeout: Duration) -> Result<Outcome, String> {
                 Outcome::Ok
             });
         }
-        if start.elapsed() > timeout {
+        if start.elapsed() > limit {
             // SAFETY: killing and reaping our own child.
             unsafe {
                 libc::kill(pid, libc::SIGKILL);

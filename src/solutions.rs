@@ -1,8 +1,18 @@
 //! Crash and hang triage: an input that crashes or hangs is saved to `crashes/` or `hangs/`
 //! only when its coverage is new among the solutions of that kind (AFL-style dedup), so a
 //! campaign stores one file per distinct bug path, not one per crashing execution.
+//!
+//! In the in-process modes one input can leave state behind for the next, so a crash is first
+//! run again alone in a fresh process: reproducible crashes go to `crashes/`, the others to
+//! `crashes-flaky/<name>/` with the inputs that ran before them in that client.
 
-use std::{borrow::Cow, fs, marker::PhantomData, path::PathBuf};
+use std::{
+    borrow::Cow,
+    fs, io,
+    marker::PhantomData,
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+};
 
 use libafl::{
     corpus::Testcase,
@@ -18,7 +28,35 @@ use libafl_bolts::{
 };
 use serde::{Deserialize, Serialize};
 
-use crate::output;
+use crate::{harness, output};
+
+/// Re-runs a crashing input alone in a fresh process of this same binary.
+#[derive(Debug, Clone)]
+pub struct Triage {
+    pub exe: PathBuf,
+    pub timeout_ms: u64,
+}
+
+impl Triage {
+    pub fn for_this_binary(timeout_ms: u64) -> io::Result<Self> {
+        Ok(Self {
+            exe: std::env::current_exe()?,
+            timeout_ms,
+        })
+    }
+
+    /// True when `input` crashes on its own (`replay` exits with 1 for a crash).
+    fn reproduces(&self, input: &Path) -> bool {
+        Command::new(&self.exe)
+            .args(["replay", "--quiet", "-t", &self.timeout_ms.to_string()])
+            .arg(input)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.code() == Some(1))
+    }
+}
 
 /// Highest hit-count bucket seen per map entry among the saved solutions of one kind.
 /// Kept in the fuzzer state, so it survives the client restart that follows every crash.
@@ -76,7 +114,9 @@ impl SolutionKind {
 pub struct SaveNewSolutions<C, O> {
     map: Handle<C>,
     crashes: PathBuf,
+    flaky_crashes: PathBuf,
     hangs: PathBuf,
+    triage: Option<Triage>,
     last: Option<SolutionKind>,
     phantom: PhantomData<O>,
 }
@@ -85,14 +125,42 @@ impl<C, O> SaveNewSolutions<C, O>
 where
     C: Named + Handled,
 {
-    pub fn new(map_observer: &C, out: &std::path::Path) -> Self {
+    /// `triage`: re-run crashes in a fresh process before reporting them.
+    pub fn new(map_observer: &C, out: &Path, triage: Option<Triage>) -> Self {
         Self {
             map: map_observer.handle(),
             crashes: output::crashes_dir(out),
+            flaky_crashes: output::flaky_crashes_dir(out),
             hangs: output::hangs_dir(out),
+            triage,
             last: None,
             phantom: PhantomData,
         }
+    }
+}
+
+impl<C, O> SaveNewSolutions<C, O> {
+    fn save_crash(&self, bytes: &[u8]) -> io::Result<()> {
+        let name = output::input_name(bytes);
+        let Some(triage) = &self.triage else {
+            return fs::write(self.crashes.join(&name), bytes);
+        };
+        // Hidden until triaged: users and the monitor only see decided crashes.
+        let pending = self.crashes.join(format!(".triage-{name}"));
+        fs::write(&pending, bytes)?;
+        if triage.reproduces(&pending) {
+            return fs::rename(pending, self.crashes.join(&name));
+        }
+        let sequence = self.flaky_crashes.join(&name);
+        fs::create_dir_all(&sequence)?;
+        let mut recent = harness::recent_inputs();
+        if recent.last().map(Vec::as_slice) != Some(bytes) {
+            recent.push(bytes.to_vec());
+        }
+        for (i, input) in recent.iter().enumerate() {
+            fs::write(sequence.join(format!("{i:04}")), input)?;
+        }
+        fs::remove_file(pending)
     }
 }
 
@@ -148,17 +216,15 @@ where
         let Some(kind) = self.last.take() else {
             return Ok(());
         };
-        let dir = match kind {
-            SolutionKind::Crash => &self.crashes,
-            SolutionKind::Hang => &self.hangs,
+        let Some(input) = testcase.input() else {
+            return Ok(());
         };
-        if let Some(input) = testcase.input() {
-            let bytes = input.target_bytes();
-            let path = dir.join(output::input_name(&bytes));
-            fs::write(&path, &*bytes)
-                .map_err(|e| Error::os_error(e, format!("cannot save {}", path.display())))?;
-        }
-        Ok(())
+        let bytes = input.target_bytes();
+        let saved = match kind {
+            SolutionKind::Crash => self.save_crash(&bytes),
+            SolutionKind::Hang => fs::write(self.hangs.join(output::input_name(&bytes)), &*bytes),
+        };
+        saved.map_err(|e| Error::os_error(e, "cannot save a solution"))
     }
 }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use common::*;
 
-fn check_stop(signal: Option<i32>, cores: &str) {
+fn check_stop(mode: &str, signal: Option<i32>, cores: &str) {
     let before = shm_ids();
     let tmp = TempDir::new("cleanup");
     let out = tmp.path().join("out");
@@ -48,7 +48,9 @@ fn check_stop(signal: Option<i32>, cores: &str) {
 
 #[test]
 fn stopping_leaves_no_process_or_shared_memory() {
-    check_stop(None, "0");
-    check_stop(Some(libc::SIGINT), "0-1");
-    check_stop(Some(libc::SIGTERM), "0-1");
+    check_stop("direct", None, "0");
+    check_stop("direct", Some(libc::SIGINT), "0-1");
+    check_stop("direct", Some(libc::SIGTERM), "0-1");
+    check_stop("fork", Some(libc::SIGTERM), "0-1");
+    check_stop("reset", Some(libc::SIGINT), "0");
 }

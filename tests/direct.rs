@@ -53,13 +53,19 @@ fn crashme_crash_and_hang_are_found_saved_and_replayed() {
     let hangs = inputs(&out.join("hangs"));
     assert!(!crashes.is_empty() && !hangs.is_empty());
     for crash in &crashes {
-        assert!(std::fs::read(crash).unwrap().starts_with(b"CRAS"));
+        let bytes = std::fs::read(crash).unwrap();
+        assert!(
+            bytes.starts_with(b"CRAS") || bytes.starts_with(b"BOOM"),
+            "{bytes:?}"
+        );
         let replay = run(&bin, &["replay", crash.to_str().unwrap()]);
-        assert!(!replay.status.success(), "replay of a crash must fail");
-        assert!(String::from_utf8_lossy(&replay.stdout).contains("CRASH (signal 6, SIGABRT)"));
+        assert_eq!(replay.status.code(), Some(1), "replay of a crash must fail");
+        assert!(String::from_utf8_lossy(&replay.stdout).contains("CRASH (signal"));
     }
+    // In-process crashes are re-run alone before being reported: these reproduce.
+    assert!(inputs(&out.join("crashes-flaky")).is_empty());
     let replay = run(&bin, &["replay", "-t", "300", hangs[0].to_str().unwrap()]);
-    assert!(!replay.status.success());
+    assert_eq!(replay.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&replay.stdout).contains("TIMEOUT"));
     let queue = inputs(&out.join("queue"));
     assert!(!queue.is_empty());

@@ -9,6 +9,34 @@ use libafl_cc::{ClangWrapper, CompilerWrapper, LLVMPasses, ToolWrapper};
 /// Name of the runtime static library (`lib<name>.a`) linked into every executable.
 const RUNTIME_LIB: &str = "lafuzz";
 
+/// Linker script giving the 8-bit counters whole pages of their own: fork mode maps those pages
+/// shared with its children, which must not share any other global with the parent.
+const COUNTERS_LINKER_SCRIPT: &str = "\
+/* lafuzz: coverage counters alone on their pages (see compiler-wrapper) */
+SECTIONS
+{
+  __sancov_cntrs : ALIGN(4096) { *(__sancov_cntrs) }
+  . = ALIGN(4096);
+}
+INSERT AFTER .bss;
+";
+
+/// Writes the linker script once (named by its content) and returns its path.
+fn counters_linker_script() -> std::io::Result<PathBuf> {
+    let hash = COUNTERS_LINKER_SCRIPT
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        });
+    let path = env::temp_dir().join(format!("lafuzz-counters-{hash:016x}.ld"));
+    if !path.exists() {
+        let tmp = path.with_extension(format!("{}.tmp", process::id()));
+        std::fs::write(&tmp, COUNTERS_LINKER_SCRIPT)?;
+        std::fs::rename(&tmp, &path)?;
+    }
+    Ok(path)
+}
+
 /// Where `liblafuzz.a` lives: `LAFUZZ_RUNTIME_DIR` if set, else next to this wrapper
 /// (cargo puts both in `target/<profile>/`).
 fn runtime_dir() -> PathBuf {
@@ -52,6 +80,17 @@ pub fn run(is_cpp: bool) -> ! {
     }
     cc.add_arg("-fsanitize-coverage=inline-8bit-counters")
         .link_staticlib(&dir, RUNTIME_LIB);
+    if cc.is_linking() {
+        match counters_linker_script() {
+            Ok(script) => {
+                cc.add_link_arg(format!("-Wl,-T,{}", script.display()));
+            }
+            Err(e) => {
+                eprintln!("libafl_cc: cannot write the counters linker script: {e}");
+                process::exit(1);
+            }
+        }
+    }
     if LLVMPasses::AutoTokens.path().exists() {
         cc.add_pass(LLVMPasses::AutoTokens);
     }

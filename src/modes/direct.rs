@@ -5,24 +5,36 @@ use std::time::Duration;
 
 use libafl::{
     executors::{ExitKind, InProcessExecutor},
-    inputs::BytesInput,
+    inputs::{BytesInput, HasTargetBytes},
     Error,
 };
 
-use crate::client::{run_input, ClientFuzzer, Mgr, Observers, State};
+use crate::{
+    client::{ClientFuzzer, Mgr, Observers, State},
+    harness,
+};
 
-pub type DirectExecutor =
-    InProcessExecutor<Mgr, fn(&BytesInput) -> ExitKind, BytesInput, Observers, State, ClientFuzzer>;
+/// How an in-process executor runs one input.
+pub type HarnessFn = fn(&BytesInput) -> ExitKind;
+
+pub type InProcess = InProcessExecutor<Mgr, HarnessFn, BytesInput, Observers, State, ClientFuzzer>;
+
+/// Runs the input, remembering it among the recent inputs (for flaky-crash sequences).
+pub fn harness(input: &BytesInput) -> ExitKind {
+    harness::run_recorded(&input.target_bytes());
+    ExitKind::Ok
+}
 
 pub fn executor(
+    harness: HarnessFn,
     observers: Observers,
     fuzzer: &mut ClientFuzzer,
     state: &mut State,
     mgr: &mut Mgr,
     timeout: Duration,
-) -> Result<DirectExecutor, Error> {
+) -> Result<InProcess, Error> {
     InProcessExecutor::builder()
-        .harness(run_input as fn(&BytesInput) -> ExitKind)
+        .harness(harness)
         .observers(observers)
         .timeout(timeout)
         .fuzzer(fuzzer)

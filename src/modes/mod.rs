@@ -1,4 +1,6 @@
-//! Execution modes: each file builds the executor for one `--mode`; everything else is shared
-//! (see `client.rs`).
+//! Execution modes: each file holds what its `--mode` does differently (how an input is run);
+//! everything else is shared (see `client.rs`).
 
 pub mod direct;
+pub mod fork;
+pub mod reset;

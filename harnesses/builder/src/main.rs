@@ -71,7 +71,16 @@ fn run() -> Result<(), String> {
     let wanted: Vec<String> = env::args().skip(1).collect();
     let want = |name: &str| wanted.is_empty() || wanted.iter().any(|w| w == name);
     if want("crashme") {
-        build_crashme(&paths)?;
+        build_c(&paths, "crashme", "harnesses/crashme/crashme.c", &[])?;
+    }
+    if want("stateful") {
+        build_c(&paths, "stateful", "harnesses/stateful/stateful.c", &[])?;
+        build_c(
+            &paths,
+            "stateful-noreset",
+            "harnesses/stateful/stateful.c",
+            &["-DNO_RESET"],
+        )?;
     }
     if want("libpng") {
         build_libpng(&paths)?;
@@ -102,13 +111,15 @@ fn stale(output: &Path, inputs: &[&Path]) -> bool {
     inputs.iter().any(|i| modified(i).is_none_or(|t| t > out))
 }
 
-fn build_crashme(p: &Paths) -> Result<(), String> {
-    let out = p.fuzzers.join("crashme");
+/// A one-file C harness.
+fn build_c(p: &Paths, name: &str, source: &str, flags: &[&str]) -> Result<(), String> {
+    let out = p.fuzzers.join(name);
     println!("building {}", out.display());
     run_cmd(
         Command::new(p.bin.join("libafl_cc"))
             .args(["-O2", "-g"])
-            .arg(p.root.join("harnesses/crashme/crashme.c"))
+            .args(flags)
+            .arg(p.root.join(source))
             .arg("-o")
             .arg(&out),
     )
