@@ -43,7 +43,7 @@ const PAGE: usize = 4096;
 /// Remaps the pages holding `counters` as shared anonymous memory, keeping their contents.
 pub fn share_with_children(counters: &mut [u8]) -> Result<(), Error> {
     let start = counters.as_mut_ptr();
-    if start as usize % PAGE != 0 {
+    if !(start as usize).is_multiple_of(PAGE) {
         return Err(Error::illegal_state(
             "fork mode needs the coverage counters on pages of their own: \
              rebuild the target with this version of libafl_cc/libafl_cxx",
