@@ -14,6 +14,8 @@ fn check_stop(mode: &str, signal: Option<i32>, cores: &str) {
     let corpus = corpus("libpng");
     let mut args = vec![
         "fuzz",
+        "--mode",
+        mode,
         "-i",
         corpus.to_str().unwrap(),
         "-o",
