@@ -1,20 +1,22 @@
 //! The `fuzz` command: one broker and one client per core, through LibAFL's `Launcher` and
 //! LLMP, inside a supervised process group.
 
-use std::{net::TcpListener, time::Duration};
+use std::{fs, net::TcpListener, time::Duration};
 
 use libafl::{
-    events::{EventConfig, Launcher},
+    events::{ClientDescription, EventConfig, Launcher},
     Error,
 };
 use libafl_bolts::shmem::ShMemProvider;
 
 use crate::{
     client, harness,
-    monitor::CampaignMonitor,
+    monitor::{CampaignMonitor, Reproduce},
+    options::error_text,
     options::{Campaign, Mode},
+    output,
     shmem::SelfCleaningShMemProvider,
-    supervisor,
+    supervisor::{self, Ending},
 };
 
 pub fn run(c: &Campaign) -> Result<i32, String> {
@@ -34,7 +36,39 @@ pub fn run(c: &Campaign) -> Result<i32, String> {
         );
     }
     let max_time = c.opts.max_time.map(Duration::from_secs);
-    supervisor::run(max_time, || launch(c))
+    let error_file = output::client_error_file(&c.output);
+    let _ = fs::remove_file(&error_file);
+    let ending = supervisor::run(max_time, || launch(c))?;
+    // A client that failed stops the campaign and leaves its error; clients that fail while
+    // being stopped are not news.
+    let client_error = fs::read_to_string(&error_file).ok();
+    let _ = fs::remove_file(&error_file);
+    match (ending, client_error) {
+        (Ending::Stopped, _) => Ok(0),
+        (Ending::Exited(_), Some(error)) => Err(error),
+        (Ending::Exited(code), None) => Ok(code),
+    }
+}
+
+/// Runs one client; a client that fails (its target does not start, say) stops the whole
+/// campaign, and its error is what the command reports.
+fn run_client(
+    state: Option<client::State>,
+    mgr: client::Mgr,
+    desc: ClientDescription,
+    c: &Campaign,
+) -> Result<(), Error> {
+    let result = client::run(state, mgr, desc, c);
+    if let Err(e) = &result {
+        if !matches!(e, Error::ShuttingDown) {
+            let _ = fs::write(output::client_error_file(&c.output), error_text(e));
+            // SAFETY: signals this campaign's own process group (see supervisor.rs).
+            unsafe {
+                libc::kill(0, libc::SIGTERM);
+            }
+        }
+    }
+    result
 }
 
 /// A free local port for this campaign's broker, so two campaigns on one machine never join
@@ -59,8 +93,15 @@ fn launch(c: &Campaign) -> i32 {
                 crate::options::error_text(&e)
             )
         })?;
-        let monitor = CampaignMonitor::new(&c.output, c.cores.ids.len());
-        let mut run_client = |state, mgr, client| client::run(state, mgr, client, c);
+        let reproduce = if c.opts.mode.runs_standalone_target() {
+            Reproduce::Target {
+                command: c.opts.target.clone(),
+            }
+        } else {
+            Reproduce::for_this_binary()
+        };
+        let monitor = CampaignMonitor::new(&c.output, c.cores.ids.len(), reproduce);
+        let mut run_client = |state, mgr, desc| run_client(state, mgr, desc, c);
         let silence = (!c.opts.show_output).then_some("/dev/null");
         let launched = Launcher::builder()
             .shmem_provider(shmem)

@@ -76,10 +76,16 @@ fn edges_observer() -> Result<EdgesObserver, Error> {
 pub fn run(
     state: Option<State>,
     mut mgr: Mgr,
-    _client: ClientDescription,
+    client: ClientDescription,
     c: &Campaign,
 ) -> Result<(), Error> {
-    let edges = edges_observer()?;
+    // Out of process, the map is shared memory handed to the target; keep it until the end.
+    let (edges, _shared_map) = if c.opts.mode.runs_standalone_target() {
+        let (edges, map) = modes::forkserver::coverage_map(c.map_size)?;
+        (edges, Some(map))
+    } else {
+        (edges_observer()?, None)
+    };
     let time = TimeObserver::new("time");
 
     let map_feedback = MaxMapFeedback::new(&edges);
@@ -98,7 +104,7 @@ pub fn run(
             let seed = c.opts.seed.unwrap_or_else(current_nanos);
             let mut state = StdState::new(
                 StdRand::with_seed(seed),
-                InMemoryOnDiskCorpus::no_meta(output::queue_dir(&c.output))?,
+                InMemoryOnDiskCorpus::no_meta(output::client_queue_dir(&c.output, client.id()))?,
                 InMemoryCorpus::new(),
                 &mut feedback,
                 &mut objective,
@@ -122,7 +128,9 @@ pub fn run(
     let observers = tuple_list!(edges, time);
     let timeout = Duration::from_millis(c.opts.timeout_ms);
 
-    harness::initialize();
+    if !c.opts.mode.runs_standalone_target() {
+        harness::initialize();
+    }
     let (fuzzer, state, mgr) = (&mut fuzzer, &mut state, &mut mgr);
     match c.opts.mode {
         Mode::Direct => {
@@ -140,6 +148,23 @@ pub fn run(
         }
         Mode::Fork => {
             let mut executor = modes::fork::executor(observers, fuzzer, state, mgr, timeout)?;
+            fuzz(&mut executor, fuzzer, state, mgr, calibration, c, None)
+        }
+        Mode::Forkserver | Mode::Persistent => {
+            let mut autotokens = Tokens::new();
+            let mut executor = modes::forkserver::executor(
+                &c.opts.target,
+                c.opts.mode == Mode::Persistent,
+                c.map_size,
+                observers,
+                timeout,
+                c.opts.show_output,
+                &mut autotokens,
+            )?;
+            if !autotokens.is_empty() {
+                let tokens = state.metadata_or_insert_with(Tokens::new);
+                tokens.add_tokens(&autotokens);
+            }
             fuzz(&mut executor, fuzzer, state, mgr, calibration, c, None)
         }
     }

@@ -115,12 +115,44 @@ fn format_duration(d: Duration) -> String {
     format!("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
 }
 
+/// How a user reproduces a saved input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reproduce {
+    /// This fuzzer binary's `replay` command.
+    Replay { exe: String },
+    /// The standalone target's own command line (`@@` is the input file, else stdin).
+    Target { command: Vec<String> },
+}
+
+impl Reproduce {
+    pub fn for_this_binary() -> Self {
+        let exe = std::env::current_exe()
+            .map_or_else(|_| "./fuzzer".to_string(), |p| p.display().to_string());
+        Self::Replay { exe }
+    }
+
+    /// The command to paste; `sequence`: the file is a flaky crash's sequence directory.
+    pub fn command(&self, file: &Path, sequence: bool) -> String {
+        let file = file.display().to_string();
+        match self {
+            Self::Replay { exe } if sequence => format!("{exe} replay --sequence {file}"),
+            Self::Replay { exe } => format!("{exe} replay {file}"),
+            Self::Target { command } if command.iter().any(|a| a == "@@") => command
+                .iter()
+                .map(|a| if a == "@@" { file.as_str() } else { a.as_str() })
+                .collect::<Vec<_>>()
+                .join(" "),
+            Self::Target { command } => format!("{} < {file}", command.join(" ")),
+        }
+    }
+}
+
 pub struct CampaignMonitor {
     out: PathBuf,
     cores: usize,
     start_time: u64,
     command_line: String,
-    replay_hint: String,
+    reproduce: Reproduce,
     last_print: Duration,
     last_plot: Duration,
     last_crashes: usize,
@@ -132,13 +164,11 @@ pub struct CampaignMonitor {
 }
 
 impl CampaignMonitor {
-    pub fn new(out: &Path, cores: usize) -> Self {
+    pub fn new(out: &Path, cores: usize, reproduce: Reproduce) -> Self {
         let start_time = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs();
-        let exe = std::env::current_exe()
-            .map_or_else(|_| "./fuzzer".to_string(), |p| p.display().to_string());
         let plot = output::plot_file(out);
         if !plot.exists() {
             let _ = std::fs::write(&plot, format!("{}\n", Snapshot::PLOT_HEADER));
@@ -148,7 +178,7 @@ impl CampaignMonitor {
             cores,
             start_time,
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
-            replay_hint: exe,
+            reproduce,
             last_print: Duration::ZERO,
             last_plot: Duration::ZERO,
             last_crashes: output::count_inputs(&output::crashes_dir(out)),
@@ -180,7 +210,7 @@ impl CampaignMonitor {
             run_time: global.run_time,
             execs_done: global.total_execs,
             execs_per_sec: global.execs_per_sec,
-            corpus_count: global.corpus_size,
+            corpus_count: 0,
             saved_crashes: 0,
             saved_flaky_crashes: 0,
             saved_hangs: 0,
@@ -190,8 +220,10 @@ impl CampaignMonitor {
         }
     }
 
-    /// Solutions are counted on disk: what the user finds there is what we report.
+    /// The corpus and the solutions are counted on disk: what the user finds there is what we
+    /// report.
     fn count_solutions(&self, snap: &mut Snapshot) {
+        snap.corpus_count = output::count_inputs(&output::queue_dir(&self.out)) as u64;
         snap.saved_crashes = output::count_inputs(&output::crashes_dir(&self.out));
         snap.saved_flaky_crashes = output::count_inputs(&output::flaky_crashes_dir(&self.out));
         snap.saved_hangs = output::count_inputs(&output::hangs_dir(&self.out));
@@ -205,32 +237,31 @@ impl CampaignMonitor {
                 &mut self.last_crashes,
                 output::crashes_dir(out),
                 "crash",
-                "replay",
+                false,
             ),
             (
                 snap.saved_flaky_crashes,
                 &mut self.last_flaky_crashes,
                 output::flaky_crashes_dir(out),
                 "flaky crash (it does not crash alone; the inputs before it are saved with it)",
-                "replay --sequence",
+                true,
             ),
             (
                 snap.saved_hangs,
                 &mut self.last_hangs,
                 output::hangs_dir(out),
                 "hang",
-                "replay",
+                false,
             ),
         ];
-        for (count, last, dir, what, replay) in kinds {
+        for (count, last, dir, what, sequence) in kinds {
             if count > *last {
                 *last = count;
                 if let Some(file) = output::newest_input(&dir) {
                     println!(
-                        "new {what} saved: {}\n  reproduce with: {} {replay} {}",
+                        "new {what} saved: {}\n  reproduce with: {}",
                         file.display(),
-                        self.replay_hint,
-                        file.display()
+                        self.reproduce.command(&file, sequence)
                     );
                 }
             }
@@ -332,6 +363,25 @@ mod tests {
         assert!(sample()
             .plot_line()
             .starts_with("75, 1000, 13.33, 7, 2, 3, 1, 30, 120"));
+    }
+
+    #[test]
+    fn reproduce_commands_are_ready_to_paste() {
+        let file = Path::new("out/crashes/abc");
+        let replay = Reproduce::Replay { exe: "./fz".into() };
+        assert_eq!(replay.command(file, false), "./fz replay out/crashes/abc");
+        assert_eq!(
+            replay.command(file, true),
+            "./fz replay --sequence out/crashes/abc"
+        );
+        let with_file = Reproduce::Target {
+            command: vec!["./t".into(), "-x".into(), "@@".into()],
+        };
+        assert_eq!(with_file.command(file, false), "./t -x out/crashes/abc");
+        let with_stdin = Reproduce::Target {
+            command: vec!["./t".into()],
+        };
+        assert_eq!(with_stdin.command(file, false), "./t < out/crashes/abc");
     }
 
     #[test]

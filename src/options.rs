@@ -38,6 +38,10 @@ pub enum Mode {
     /// In-process, calling the harness's `LLVMFuzzerReset` after every input and restarting
     /// the client every `--restart-every` inputs.
     Reset,
+    /// A standalone target after `--`, one fork of its fork server per input.
+    Forkserver,
+    /// A standalone target after `--`, many inputs per child (shared-memory testcases).
+    Persistent,
 }
 
 impl Mode {
@@ -45,6 +49,11 @@ impl Mode {
     /// the next: their crashes are checked in a fresh process before being reported.
     pub fn shares_process_between_inputs(self) -> bool {
         matches!(self, Self::Direct | Self::Reset)
+    }
+
+    /// Modes that run a standalone target binary instead of the harness linked in here.
+    pub fn runs_standalone_target(self) -> bool {
+        matches!(self, Self::Forkserver | Self::Persistent)
     }
 }
 
@@ -91,6 +100,10 @@ pub struct FuzzOptions {
     /// Show the target's stdout/stderr (silenced by default).
     #[arg(long)]
     pub show_output: bool,
+    /// `forkserver`/`persistent` mode: the standalone target and its arguments; `@@` stands
+    /// for the input file (without it, the input is in shared memory or on stdin).
+    #[arg(last = true, value_name = "TARGET")]
+    pub target: Vec<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -124,6 +137,9 @@ pub struct Campaign {
     pub tokens: Tokens,
     /// Every seed file found in the `-i` directories (and a previous run's queue).
     pub seeds: Vec<PathBuf>,
+    /// Entries in the coverage map: the linked harness's counters, or what the standalone
+    /// target reports.
+    pub map_size: usize,
 }
 
 /// Parses the command line, runs the subcommand and returns the process exit code.
@@ -164,6 +180,23 @@ pub fn validate(opts: FuzzOptions) -> Result<Campaign, String> {
     if opts.restart_every == 0 {
         return Err("--restart-every must be at least 1".into());
     }
+    let map_size = if opts.mode.runs_standalone_target() {
+        crate::modes::forkserver::probe_map_size(&opts.target)?
+    } else {
+        if !opts.target.is_empty() {
+            return Err(format!(
+                "a target after `--` needs --mode forkserver or persistent (not {:?})",
+                opts.mode
+            ));
+        }
+        crate::harness::coverage_counters()
+            .map_err(|_| {
+                "this binary has no instrumented harness linked: fuzz a standalone target with \
+                 --mode forkserver -- ./target @@"
+                    .to_string()
+            })?
+            .len()
+    };
     let cores = parse_cores(&opts.cores)?;
     let mut tokens = Tokens::new();
     for dict in &opts.dicts {
@@ -197,6 +230,7 @@ pub fn validate(opts: FuzzOptions) -> Result<Campaign, String> {
         cores,
         tokens,
         seeds,
+        map_size,
     })
 }
 

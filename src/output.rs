@@ -12,6 +12,17 @@ pub fn queue_dir(out: &Path) -> PathBuf {
 pub fn crashes_dir(out: &Path) -> PathBuf {
     out.join("crashes")
 }
+/// Where a client keeps its corpus on disk. The first client writes the campaign's `queue/`
+/// (it receives every other client's finds through the broker); the others keep theirs in
+/// hidden directories, so no two processes write the same files.
+pub fn client_queue_dir(out: &Path, client_id: usize) -> PathBuf {
+    if client_id <= 1 {
+        queue_dir(out)
+    } else {
+        out.join(format!(".client-{client_id}")).join("queue")
+    }
+}
+
 /// Crashes that did not reproduce alone in a fresh process, each a directory holding the
 /// inputs that ran before it in its client, in order, the crashing one last.
 pub fn flaky_crashes_dir(out: &Path) -> PathBuf {
@@ -25,6 +36,10 @@ pub fn stats_file(out: &Path) -> PathBuf {
 }
 pub fn plot_file(out: &Path) -> PathBuf {
     out.join("plot_data")
+}
+/// Where a client that cannot start leaves its error for the command to report.
+pub fn client_error_file(out: &Path) -> PathBuf {
+    out.join(".client_error")
 }
 
 /// Creates the layout and checks that it is writable, before any process starts.

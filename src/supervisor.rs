@@ -3,7 +3,9 @@
 //! LibAFL's broker, its restarting managers and the clients are several generations of forked
 //! processes. The supervisor forks the campaign as the leader of a new process group, becomes
 //! the subreaper of everything below it, and on Ctrl-C, SIGTERM, SIGHUP or `--max-time` stops
-//! the whole group (SIGTERM, then SIGKILL) and reaps it. Shared memory goes with the processes
+//! the whole group (SIGTERM, then SIGKILL) and reaps it. Processes that left the group (a
+//! standalone target's fork server runs in a session of its own, with its children) come back
+//! to the supervisor as orphans, and are killed too. Shared memory goes with the processes
 //! (see `shmem.rs`).
 
 use std::{
@@ -34,8 +36,17 @@ fn set_handler(sig: libc::c_int, handler: libc::sighandler_t) {
     }
 }
 
-/// Runs `campaign` in a child process group; returns its exit code (0 when stopped on request).
-pub fn run(max_time: Option<Duration>, campaign: impl FnOnce() -> i32) -> Result<i32, String> {
+/// How a supervised campaign ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// It ended by itself with this exit code.
+    Exited(i32),
+    /// It was stopped by a signal to the command or by `--max-time`.
+    Stopped,
+}
+
+/// Runs `campaign` in a child process group until it ends or is stopped.
+pub fn run(max_time: Option<Duration>, campaign: impl FnOnce() -> i32) -> Result<Ending, String> {
     for sig in STOP_SIGNALS {
         set_handler(sig, on_stop_signal as *const () as libc::sighandler_t);
     }
@@ -64,21 +75,64 @@ pub fn run(max_time: Option<Duration>, campaign: impl FnOnce() -> i32) -> Result
         libc::setpgid(pid, pid);
     }
     let deadline = max_time.map(|t| Instant::now() + t);
-    let code = loop {
+    let ending = loop {
         if let Some(status) = reap(pid) {
-            break exit_code(status);
+            break Ending::Exited(exit_code(status));
         }
         let signal = STOP_SIGNAL.load(Ordering::SeqCst);
         if signal != 0 || deadline.is_some_and(|d| Instant::now() >= d) {
             if signal != 0 {
                 eprintln!("lafuzz: stopping (signal {signal})");
             }
-            break 0;
+            break Ending::Stopped;
         }
         sleep(POLL);
     };
     stop_group(pid);
-    Ok(code)
+    kill_remaining_descendants();
+    Ok(ending)
+}
+
+/// Our direct children, from /proc.
+fn children() -> Vec<libc::pid_t> {
+    let me = std::process::id().to_string();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<libc::pid_t>().ok())
+        .filter(|pid| {
+            // Field 4 of /proc/PID/stat, after the parenthesised command name.
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let after_name = stat.rsplit_once(')')?.1.to_string();
+                    after_name.split_whitespace().nth(1).map(|ppid| ppid == me)
+                })
+                .unwrap_or(false)
+        })
+        .collect()
+}
+
+/// Kills and reaps every process still below us (we are their subreaper) until none is left.
+fn kill_remaining_descendants() {
+    let until = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < until {
+        for child in children() {
+            // SAFETY: signalling a process whose parent we are.
+            unsafe {
+                libc::kill(child, libc::SIGKILL);
+            }
+        }
+        reap(0);
+        // SAFETY: checks whether any child is left, without waiting.
+        let left = unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) };
+        if left < 0 {
+            return; // ECHILD: nothing left below us
+        }
+        sleep(POLL);
+    }
 }
 
 /// Reaps every finished descendant; returns the wait status of `leader` if it has ended.

@@ -26,7 +26,14 @@ fn check_stop(mode: &str, signal: Option<i32>, cores: &str) {
     if signal.is_none() {
         args.extend(["--max-time", "6"]);
     }
-    let mut campaign = Campaign::start(&fuzzer("libpng"), &args, &out);
+    let standalone = fuzzer("libpng-standalone");
+    let binary = if mode == "forkserver" || mode == "persistent" {
+        args.extend(["--", standalone.to_str().unwrap()]);
+        root().join("target/release/fuzzer")
+    } else {
+        fuzzer("libpng")
+    };
+    let mut campaign = Campaign::start(&binary, &args, &out);
     campaign.wait_for(Duration::from_secs(60), "executions", |s| {
         stat(s, "execs_done") > 1000
     });
@@ -55,4 +62,6 @@ fn stopping_leaves_no_process_or_shared_memory() {
     check_stop("direct", Some(libc::SIGTERM), "0-1");
     check_stop("fork", Some(libc::SIGTERM), "0-1");
     check_stop("reset", Some(libc::SIGINT), "0");
+    check_stop("forkserver", Some(libc::SIGTERM), "0-1");
+    check_stop("persistent", Some(libc::SIGINT), "0-1");
 }

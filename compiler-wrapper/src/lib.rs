@@ -1,6 +1,10 @@
 //! `libafl_cc` / `libafl_cxx`: clang wrappers that add SanitizerCoverage inline 8-bit counters
 //! to every compiled file and, when linking an executable, link the fuzzer runtime
 //! (`liblafuzz.a`) so the result is a fuzzer with the `lafuzz` command line.
+//!
+//! With `--standalone` (or `LAFUZZ_STANDALONE=1`) an executable gets the standalone runtime
+//! instead: an ordinary program that runs its input files, and speaks AFL++'s fork server
+//! protocol when a fuzzer (ours in `forkserver`/`persistent` mode, or afl-fuzz) runs it.
 
 use std::{env, path::PathBuf, process};
 
@@ -49,9 +53,26 @@ fn runtime_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("."))
 }
 
+/// The standalone runtime, built by this crate's build script.
+const STANDALONE_RUNTIME: &str = concat!(env!("OUT_DIR"), "/liblafuzz_standalone.a");
+
+/// AFL++'s source-level API, as afl-clang-fast defines it, mapped onto the standalone runtime.
+const AFL_API_DEFINES: &[&str] = &[
+    "-D__AFL_HAVE_MANUAL_CONTROL=1",
+    "-D__AFL_INIT()=__afl_manual_init()",
+    "-D__AFL_LOOP(_n)=__afl_persistent_loop(_n)",
+    "-D__AFL_FUZZ_INIT()=int __afl_sharedmem_fuzzing = 1; extern unsigned int *__afl_fuzz_len; extern unsigned char *__afl_fuzz_ptr; unsigned char __afl_fuzz_alt[1048576]; unsigned char *__afl_fuzz_alt_ptr = __afl_fuzz_alt;",
+    "-D__AFL_FUZZ_TESTCASE_BUF=(__afl_fuzz_ptr ? __afl_fuzz_ptr : __afl_fuzz_alt_ptr)",
+    "-D__AFL_FUZZ_TESTCASE_LEN=(__afl_fuzz_ptr ? *__afl_fuzz_len : (*__afl_fuzz_len = read(0, __afl_fuzz_alt_ptr, 1048576)) == 0xffffffff ? 0 : *__afl_fuzz_len)",
+    "-D__AFL_COVERAGE()=int __afl_selective_coverage = 1",
+];
+
 /// Runs clang (C or C++) with our instrumentation and runtime, and exits with its status.
 pub fn run(is_cpp: bool) -> ! {
-    let args: Vec<String> = env::args().collect();
+    let mut args: Vec<String> = env::args().collect();
+    let standalone = args.iter().any(|a| a == "--standalone")
+        || env::var("LAFUZZ_STANDALONE").is_ok_and(|v| v == "1");
+    args.retain(|a| a != "--standalone");
     if args.len() <= 1 {
         eprintln!(
             "usage: {} [clang arguments]  (compiles with coverage, links the lafuzz runtime)",
@@ -70,7 +91,7 @@ pub fn run(is_cpp: bool) -> ! {
         eprintln!("libafl_cc: cannot parse arguments: {e:?}");
         process::exit(2);
     }
-    if cc.is_linking() && !lib.exists() {
+    if cc.is_linking() && !standalone && !lib.exists() {
         eprintln!(
             "libafl_cc: runtime {} not found; build it with `cargo build --release` \
              or set LAFUZZ_RUNTIME_DIR",
@@ -78,8 +99,17 @@ pub fn run(is_cpp: bool) -> ! {
         );
         process::exit(2);
     }
-    cc.add_arg("-fsanitize-coverage=inline-8bit-counters")
-        .link_staticlib(&dir, RUNTIME_LIB);
+    cc.add_arg("-fsanitize-coverage=inline-8bit-counters");
+    if standalone {
+        for define in AFL_API_DEFINES {
+            cc.add_cc_arg(define);
+        }
+        cc.add_link_arg("-Wl,--whole-archive")
+            .add_link_arg(STANDALONE_RUNTIME)
+            .add_link_arg("-Wl,--no-whole-archive");
+    } else {
+        cc.link_staticlib(&dir, RUNTIME_LIB);
+    }
     if cc.is_linking() {
         match counters_linker_script() {
             Ok(script) => {

@@ -3,4 +3,5 @@
 
 pub mod direct;
 pub mod fork;
+pub mod forkserver;
 pub mod reset;

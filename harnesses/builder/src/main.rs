@@ -72,6 +72,12 @@ fn run() -> Result<(), String> {
     let want = |name: &str| wanted.is_empty() || wanted.iter().any(|w| w == name);
     if want("crashme") {
         build_c(&paths, "crashme", "harnesses/crashme/crashme.c", &[])?;
+        build_c(
+            &paths,
+            "crashme-standalone",
+            "harnesses/crashme/crashme.c",
+            &["--standalone"],
+        )?;
     }
     if want("stateful") {
         build_c(&paths, "stateful", "harnesses/stateful/stateful.c", &[])?;
@@ -184,18 +190,26 @@ fn build_libpng(p: &Paths) -> Result<(), String> {
         ),
     )?;
 
-    let out = p.fuzzers.join("libpng");
-    println!("building {}", out.display());
-    run_cmd(
-        Command::new(p.bin.join("libafl_cxx"))
-            .args(["-O2", "-g"])
-            .arg("-I")
-            .arg(&build)
-            .arg("-I")
-            .arg(&src)
-            .arg(p.root.join("harnesses/libpng/libpng_read_fuzzer.cc"))
-            .arg(&archive)
-            .args(["-lz", "-o"])
-            .arg(&out),
-    )
+    // The same objects make the in-process fuzzer and the standalone target.
+    for (name, extra) in [
+        ("libpng", None),
+        ("libpng-standalone", Some("--standalone")),
+    ] {
+        let out = p.fuzzers.join(name);
+        println!("building {}", out.display());
+        run_cmd(
+            Command::new(p.bin.join("libafl_cxx"))
+                .args(extra)
+                .args(["-O2", "-g"])
+                .arg("-I")
+                .arg(&build)
+                .arg("-I")
+                .arg(&src)
+                .arg(p.root.join("harnesses/libpng/libpng_read_fuzzer.cc"))
+                .arg(&archive)
+                .args(["-lz", "-o"])
+                .arg(&out),
+        )?;
+    }
+    Ok(())
 }

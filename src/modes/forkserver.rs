@@ -1,0 +1,127 @@
+//! `forkserver` and `persistent`: fuzz a standalone executable out of process with LibAFL's
+//! `ForkserverExecutor`, as AFL++ does. The target is built with `libafl_cc --standalone` (or
+//! AFL++'s `afl-clang-fast`); its coverage map is shared memory created here, sized to what the
+//! target reports, and testcases go through shared memory when the target offers it.
+
+use std::{
+    io::Read,
+    process::{Command, Stdio},
+    thread::sleep,
+    time::{Duration, Instant},
+};
+
+use libafl::{
+    executors::{forkserver::ForkserverExecutor, StdChildArgs},
+    inputs::BytesInput,
+    mutators::Tokens,
+    observers::{CanTrack, HitcountsMapObserver, StdMapObserver},
+    Error,
+};
+use libafl_bolts::{
+    shmem::{ShMem, ShMemProvider},
+    StdTargetArgs,
+};
+use nix::sys::signal::Signal;
+
+use crate::{
+    client::{EdgesObserver, Observers, State},
+    shmem::SelfCleaningShMemProvider,
+};
+
+type SharedMap = <SelfCleaningShMemProvider as ShMemProvider>::ShMem;
+
+pub type Forkserver = ForkserverExecutor<BytesInput, Observers, State, SharedMap>;
+
+const PAGE: usize = 4096;
+
+/// How long a target may take to report its map size.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Asks the target for its coverage map size (`AFL_DUMP_MAP_SIZE=1`, understood by our
+/// standalone runtime and AFL++'s). A program that does not answer is not a fuzzing target:
+/// better a clear error now than a fork server that never says hello.
+pub fn probe_map_size(target: &[String]) -> Result<usize, String> {
+    let Some(program) = target.first() else {
+        return Err(
+            "forkserver and persistent modes need a target: `-- ./target [args] [@@]`".into(),
+        );
+    };
+    let not_target = |why: String| {
+        format!(
+            "{program} is not a fuzzing target ({why}): build it with `libafl_cc --standalone` \
+             or afl-clang-fast"
+        )
+    };
+    let mut child = Command::new(program)
+        .args(&target[1..])
+        .env("AFL_DUMP_MAP_SIZE", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot run target {program}: {e}"))?;
+    let start = Instant::now();
+    while child.try_wait().map_err(|e| e.to_string())?.is_none() {
+        if start.elapsed() > PROBE_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(not_target(
+                "it did not report its map size within 10 s".into(),
+            ));
+        }
+        sleep(Duration::from_millis(10));
+    }
+    let mut out = String::new();
+    if let Some(mut stdout) = child.stdout.take() {
+        let _ = stdout.read_to_string(&mut out);
+    }
+    match out.trim().parse::<usize>() {
+        Ok(size) if size > 0 => Ok(size),
+        _ => Err(not_target(format!(
+            "AFL_DUMP_MAP_SIZE=1 printed {:?}, not a map size",
+            out.trim()
+        ))),
+    }
+}
+
+/// The coverage map shared with the target: the observer, and the segment it lives in (keep
+/// it as long as the executor).
+pub fn coverage_map(map_size: usize) -> Result<(EdgesObserver, SharedMap), Error> {
+    let mut provider = SelfCleaningShMemProvider::new()?;
+    // Whole pages: our runtime maps the segment over the target's counters' pages.
+    let mut shmem = provider.new_shmem(map_size.div_ceil(PAGE) * PAGE)?;
+    // SAFETY: the client is single-threaded while it sets up its target's environment.
+    unsafe {
+        shmem.write_to_env("__AFL_SHM_ID")?;
+        std::env::set_var("AFL_MAP_SIZE", shmem.len().to_string());
+    }
+    // SAFETY: the segment lives as long as the returned handle.
+    let map = unsafe { StdMapObserver::from_mut_ptr("edges", shmem.as_mut_ptr(), map_size) };
+    Ok((HitcountsMapObserver::new(map).track_indices(), shmem))
+}
+
+/// Starts the target's fork server. `persistent`: the child runs many inputs.
+pub fn executor(
+    target: &[String],
+    persistent: bool,
+    map_size: usize,
+    observers: Observers,
+    timeout: Duration,
+    show_output: bool,
+    autotokens: &mut Tokens,
+) -> Result<Forkserver, Error> {
+    let mut provider = SelfCleaningShMemProvider::new()?;
+    let (edges, others) = observers;
+    ForkserverExecutor::builder()
+        .program(target[0].clone())
+        .parse_afl_cmdline(&target[1..])
+        .is_persistent(persistent)
+        // LibAFL checks the target's size rounded up to 64 entries against this.
+        .coverage_map_size(map_size.div_ceil(64) * 64)
+        .timeout(timeout)
+        .kill_signal(Signal::SIGKILL)
+        .debug_child(show_output)
+        .autotokens(autotokens)
+        .shmem_provider(&mut provider)
+        .build_dynamic_map(edges, others)
+}

@@ -1,0 +1,180 @@
+//! End-to-end: `forkserver` and `persistent` modes on standalone targets, ours
+//! (`libafl_cc --standalone`) and AFL++'s (`afl-clang-fast`).
+
+mod common;
+
+use std::{
+    path::{Path, PathBuf},
+    process::Command,
+    time::Duration,
+};
+
+use common::*;
+
+/// Seeds one byte away from each of crashme's bugs keep the tests short at fork speed.
+fn near_bug_seeds(dir: &Path) -> PathBuf {
+    let seeds = dir.join("seeds");
+    std::fs::create_dir_all(&seeds).unwrap();
+    for seed in ["CRAX", "BOOX", "HANX"] {
+        std::fs::write(seeds.join(seed), seed).unwrap();
+    }
+    seeds
+}
+
+/// Fuzzes `target` with the plain driver until a crash and a hang are saved and the campaign
+/// has gone on after them; checks the saved crash crashes the target when run by hand.
+fn finds_crash_and_hang(mode: &str, target: &[&str], tag: &str) {
+    let tmp = TempDir::new(tag);
+    let seeds = near_bug_seeds(tmp.path());
+    let out = tmp.path().join("out");
+    let mut args = vec![
+        "fuzz",
+        "--mode",
+        mode,
+        "-i",
+        seeds.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "-t",
+        "200",
+        "--max-time",
+        "150",
+        "--",
+    ];
+    args.extend(target);
+    let mut campaign = Campaign::start(&root().join("target/release/fuzzer"), &args, &out);
+    campaign.wait_for(Duration::from_secs(120), "a crash and a hang", |s| {
+        stat(s, "saved_crashes") >= 1 && stat(s, "saved_hangs") >= 1
+    });
+    let after_find = stat(&campaign.stats(), "execs_done");
+    campaign.wait_for(Duration::from_secs(30), "executions after the crash", |s| {
+        stat(s, "execs_done") > after_find + 2_000
+    });
+    let stats = campaign.stats();
+    let total = stat(&stats, "total_edges");
+    assert!(stat(&stats, "edges_found") > 0 && total > 0, "{stats:?}");
+    assert!(
+        total < 1000,
+        "map size should come from the target, not 65536: {stats:?}"
+    );
+    assert!(campaign.stop_with(libc::SIGINT).success());
+    assert!(
+        campaign.log().contains("reproduce with:"),
+        "{}",
+        campaign.log()
+    );
+
+    for crash in inputs(&out.join("crashes")) {
+        let status = Command::new(target[0]).arg(&crash).status().unwrap();
+        assert!(
+            status.code().is_none(),
+            "{crash:?} must crash {}: {status}",
+            target[0]
+        );
+    }
+}
+
+#[test]
+fn forkserver_mode_on_our_standalone_target() {
+    let target = fuzzer("crashme-standalone");
+    finds_crash_and_hang("forkserver", &[target.to_str().unwrap(), "@@"], "fs-ours");
+}
+
+#[test]
+fn persistent_mode_on_our_standalone_target() {
+    // No @@: testcases go through shared memory.
+    let target = fuzzer("crashme-standalone");
+    finds_crash_and_hang("persistent", &[target.to_str().unwrap()], "persistent-ours");
+}
+
+/// crashme built by AFL++'s afl-clang-fast with its libFuzzer driver, or None when the
+/// `afl++` package is not installed.
+fn afl_build(dir: &Path) -> Option<PathBuf> {
+    if Command::new("afl-clang-fast")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIPPED: afl-clang-fast not found (Debian package afl++ not installed)");
+        return None;
+    }
+    let out = dir.join("crashme-afl");
+    let status = Command::new("afl-clang-fast")
+        .args(["-O2", "-fsanitize=fuzzer"])
+        .arg(root().join("harnesses/crashme/crashme.c"))
+        .arg("-o")
+        .arg(&out)
+        .env("AFL_QUIET", "1")
+        .status()
+        .unwrap();
+    assert!(status.success(), "afl-clang-fast failed");
+    Some(out)
+}
+
+#[test]
+fn afl_clang_fast_targets_work_in_both_modes() {
+    let tmp = TempDir::new("afl-build");
+    let Some(target) = afl_build(tmp.path()) else {
+        return;
+    };
+    let target = target.to_str().unwrap();
+    finds_crash_and_hang("forkserver", &[target], "fs-afl");
+    finds_crash_and_hang("persistent", &[target], "persistent-afl");
+}
+
+fn assert_one_line_error(bin: &Path, args: &[&str], expect: &str) {
+    let out = run(bin, args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} should fail");
+    assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+    assert!(stderr.contains(expect), "{args:?}: {stderr}");
+}
+
+#[test]
+fn targets_that_are_not_fuzzing_targets_give_a_clear_error() {
+    let tmp = TempDir::new("fs-errors");
+    let out = tmp.path().join("out");
+    let out = out.to_str().unwrap();
+    let corpus = corpus("crashme");
+    let corpus = corpus.to_str().unwrap();
+    let driver = root().join("target/release/fuzzer");
+    let base = ["fuzz", "--mode", "forkserver", "-i", corpus, "-o", out];
+    let with = |extra: &[&'static str]| {
+        base.iter()
+            .copied()
+            .chain(extra.iter().copied())
+            .collect::<Vec<_>>()
+    };
+    assert_one_line_error(&driver, &with(&[]), "need a target");
+    assert_one_line_error(
+        &driver,
+        &with(&["--", "/nonexistent/target"]),
+        "cannot run target",
+    );
+    // Exits at start without a word.
+    assert_one_line_error(
+        &driver,
+        &with(&["--", "/bin/true"]),
+        "is not a fuzzing target",
+    );
+    // A program that ignores the fork server protocol and waits forever.
+    let started = std::time::Instant::now();
+    assert_one_line_error(
+        &driver,
+        &with(&["--", "/bin/sleep", "600"]),
+        "is not a fuzzing target",
+    );
+    assert!(started.elapsed() < Duration::from_secs(30));
+    // In-process modes need a harness linked into the binary.
+    assert_one_line_error(
+        &driver,
+        &["fuzz", "-i", corpus, "-o", out],
+        "no instrumented harness",
+    );
+    let crashme = fuzzer("crashme");
+    assert_one_line_error(
+        &crashme,
+        &["fuzz", "-i", corpus, "-o", out, "--", "./x"],
+        "needs --mode forkserver",
+    );
+}
