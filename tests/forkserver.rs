@@ -178,3 +178,39 @@ fn targets_that_are_not_fuzzing_targets_give_a_clear_error() {
         "needs --mode forkserver",
     );
 }
+
+#[test]
+fn afl_style_program_with_its_own_main_builds_and_fuzzes_unchanged() {
+    // harnesses/aflstyle uses __AFL_FUZZ_INIT, __AFL_INIT, __AFL_LOOP and the shared-memory
+    // testcase macros, as written for afl-clang-fast.
+    let tmp = TempDir::new("aflstyle");
+    let seeds = near_bug_seeds(tmp.path());
+    let out = tmp.path().join("out");
+    let target = fuzzer("aflstyle-standalone");
+    let args = [
+        "fuzz",
+        "--mode",
+        "persistent",
+        "-i",
+        seeds.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--max-time",
+        "150",
+        "--",
+        target.to_str().unwrap(),
+    ];
+    let mut campaign = Campaign::start(&root().join("target/release/fuzzer"), &args, &out);
+    campaign.wait_for(Duration::from_secs(120), "a crash", |s| {
+        stat(s, "saved_crashes") >= 1
+    });
+    assert!(campaign.stop_with(libc::SIGINT).success());
+    let crash = inputs(&out.join("crashes"))[0].clone();
+    assert!(std::fs::read(&crash).unwrap().starts_with(b"CRAS"));
+    // Run by hand, the program reads its input from stdin.
+    let status = Command::new(&target)
+        .stdin(std::fs::File::open(&crash).unwrap())
+        .status()
+        .unwrap();
+    assert!(status.code().is_none(), "{status}");
+}

@@ -29,7 +29,8 @@
 #define MAX_FILE_INPUT (1u << 20)
 #define PERSISTENT_DEFAULT 10000
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+// Weak: a program with its own main (AFL++ style) has no LLVMFuzzerTestOneInput.
+__attribute__((weak)) int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 __attribute__((weak)) int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 // AFL++'s names, so harnesses written for afl-clang-fast work unchanged.
@@ -203,10 +204,20 @@ static size_t current_input(uint8_t *buf, const char *file, const uint8_t **data
   return n;
 }
 
-__attribute__((weak)) int main(int argc, char **argv) {
+// Before any main, ours or the program's (and after SanitizerCoverage's own constructors,
+// which run at priority 2 and register the counters): answer a fuzzer's size probe.
+__attribute__((constructor)) static void dump_map_size(void) {
   if (getenv("AFL_DUMP_MAP_SIZE")) {
     printf("%zu\n", map_size());
-    return 0;
+    fflush(stdout);
+    _exit(0);
+  }
+}
+
+__attribute__((weak)) int main(int argc, char **argv) {
+  if (!LLVMFuzzerTestOneInput) {
+    fprintf(stderr, "lafuzz standalone runtime: no main and no LLVMFuzzerTestOneInput\n");
+    return 1;
   }
   if (LLVMFuzzerInitialize) LLVMFuzzerInitialize(&argc, &argv);
   static uint8_t buf[MAX_FILE_INPUT];

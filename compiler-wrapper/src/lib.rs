@@ -59,8 +59,9 @@ const STANDALONE_RUNTIME: &str = concat!(env!("OUT_DIR"), "/liblafuzz_standalone
 /// AFL++'s source-level API, as afl-clang-fast defines it, mapped onto the standalone runtime.
 const AFL_API_DEFINES: &[&str] = &[
     "-D__AFL_HAVE_MANUAL_CONTROL=1",
-    "-D__AFL_INIT()=__afl_manual_init()",
-    "-D__AFL_LOOP(_n)=__afl_persistent_loop(_n)",
+    // Declared in place, bound to the C symbol by an asm label: works in C and C++ alike.
+    "-D__AFL_INIT()=do { void _lafuzz_init(void) __asm__(\"__afl_manual_init\"); _lafuzz_init(); } while (0)",
+    "-D__AFL_LOOP(_n)=({ int _lafuzz_loop(unsigned int) __asm__(\"__afl_persistent_loop\"); _lafuzz_loop(_n); })",
     "-D__AFL_FUZZ_INIT()=int __afl_sharedmem_fuzzing = 1; extern unsigned int *__afl_fuzz_len; extern unsigned char *__afl_fuzz_ptr; unsigned char __afl_fuzz_alt[1048576]; unsigned char *__afl_fuzz_alt_ptr = __afl_fuzz_alt;",
     "-D__AFL_FUZZ_TESTCASE_BUF=(__afl_fuzz_ptr ? __afl_fuzz_ptr : __afl_fuzz_alt_ptr)",
     "-D__AFL_FUZZ_TESTCASE_LEN=(__afl_fuzz_ptr ? *__afl_fuzz_len : (*__afl_fuzz_len = read(0, __afl_fuzz_alt_ptr, 1048576)) == 0xffffffff ? 0 : *__afl_fuzz_len)",
@@ -102,7 +103,7 @@ pub fn run(is_cpp: bool) -> ! {
     cc.add_arg("-fsanitize-coverage=inline-8bit-counters");
     if standalone {
         for define in AFL_API_DEFINES {
-            cc.add_cc_arg(define);
+            cc.add_arg(define);
         }
         cc.add_link_arg("-Wl,--whole-archive")
             .add_link_arg(STANDALONE_RUNTIME)

@@ -79,6 +79,14 @@ fn run() -> Result<(), String> {
             &["--standalone"],
         )?;
     }
+    if want("aflstyle") {
+        build_c(
+            &paths,
+            "aflstyle-standalone",
+            "harnesses/aflstyle/aflstyle.c",
+            &["--standalone"],
+        )?;
+    }
     if want("stateful") {
         build_c(&paths, "stateful", "harnesses/stateful/stateful.c", &[])?;
         build_c(
