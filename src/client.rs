@@ -15,11 +15,14 @@ use libafl::{
     fuzzer::{Fuzzer, NopInputFilter, StdFuzzer},
     inputs::{BytesInput, BytesInputConverter},
     mutators::{havoc_mutations, tokens_mutations, HavocScheduledMutator, Tokens},
+    observers::ObserversTuple,
     observers::{CanTrack, ExplicitTracking, HitcountsMapObserver, StdMapObserver, TimeObserver},
     schedulers::{
         powersched::PowerSchedule, IndexesLenTimeMinimizerScheduler, StdWeightedScheduler,
     },
-    stages::{CalibrationStage, StdPowerMutationalStage},
+    stages::{
+        CalibrationStage, Restartable, Stage, StagesTuple, StdPowerMutationalStage, TracingStage,
+    },
     state::{HasCorpus, HasExecutions, StdState},
     Error, HasMetadata,
 };
@@ -31,11 +34,12 @@ use libafl_bolts::{
 };
 
 use crate::{
-    harness, modes,
+    cmplog, harness,
+    modes::{self, direct::HarnessFn},
     options::{Campaign, Mode},
     output,
     shmem::SelfCleaningShMemProvider,
-    solutions::{SaveNewSolutions, Triage},
+    solutions::{KnownSolutions, SaveNewSolutions, Triage},
 };
 
 /// How often a client sends its statistics to the broker.
@@ -131,24 +135,39 @@ pub fn run(
     if !c.opts.mode.runs_standalone_target() {
         harness::initialize();
     }
+    if let Some(known) = state.metadata_map().get::<KnownSolutions>() {
+        for (hash, outcome) in known.outcomes() {
+            harness::remember_solution(hash, outcome);
+        }
+    }
     let (fuzzer, state, mgr) = (&mut fuzzer, &mut state, &mut mgr);
     match c.opts.mode {
-        Mode::Direct => {
-            let harness = modes::direct::harness;
+        Mode::Direct | Mode::Reset => {
+            let (harness, restart): (HarnessFn, _) = match c.opts.mode {
+                Mode::Reset => (modes::reset::harness, Some(c.opts.restart_every)),
+                _ => (modes::direct::harness, None),
+            };
             let mut executor =
                 modes::direct::executor(harness, observers, fuzzer, state, mgr, timeout)?;
-            fuzz(&mut executor, fuzzer, state, mgr, calibration, c, None)
-        }
-        Mode::Reset => {
-            let harness = modes::reset::harness;
-            let mut executor =
-                modes::direct::executor(harness, observers, fuzzer, state, mgr, timeout)?;
-            let restart = Some(c.opts.restart_every);
-            fuzz(&mut executor, fuzzer, state, mgr, calibration, c, restart)
+            let tracer = modes::direct::executor(
+                harness,
+                tuple_list!(cmplog::observer()),
+                fuzzer,
+                state,
+                mgr,
+                timeout,
+            )?;
+            let mut stages = in_process_stages(calibration, tracer);
+            fuzz(&mut executor, &mut stages, fuzzer, state, mgr, c, restart)
         }
         Mode::Fork => {
+            modes::fork::share_counters_with_children()?;
             let mut executor = modes::fork::executor(observers, fuzzer, state, mgr, timeout)?;
-            fuzz(&mut executor, fuzzer, state, mgr, calibration, c, None)
+            let (cmplog_observer, _cmplog_map) = cmplog::shared_observer()?;
+            let tracer =
+                modes::fork::executor(tuple_list!(cmplog_observer), fuzzer, state, mgr, timeout)?;
+            let mut stages = in_process_stages(calibration, tracer);
+            fuzz(&mut executor, &mut stages, fuzzer, state, mgr, c, None)
         }
         Mode::Forkserver | Mode::Persistent => {
             let mut autotokens = Tokens::new();
@@ -165,36 +184,68 @@ pub fn run(
                 let tokens = state.metadata_or_insert_with(Tokens::new);
                 tokens.add_tokens(&autotokens);
             }
-            fuzz(&mut executor, fuzzer, state, mgr, calibration, c, None)
+            let mut stages = tuple_list!(calibration, havoc_stage());
+            fuzz(&mut executor, &mut stages, fuzzer, state, mgr, c, None)
         }
     }
+}
+
+type Calibration = CalibrationStage<EdgesObserver, BytesInput, EdgesMap, Observers, State>;
+
+/// Havoc and dictionary tokens, scheduled by power.
+fn havoc_stage<E>() -> impl Stage<E, Mgr, State, ClientFuzzer> + Restartable<State>
+where
+    E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
+{
+    StdPowerMutationalStage::new(HavocScheduledMutator::new(
+        havoc_mutations().merge(tokens_mutations()),
+    ))
+}
+
+/// The in-process modes' stages: calibration, comparison tracing with `tracer`,
+/// input-to-state replacement, tokens learned from comparisons, then havoc.
+fn in_process_stages<E, TE>(
+    calibration: Calibration,
+    tracer: TE,
+) -> impl StagesTuple<E, Mgr, State, ClientFuzzer>
+where
+    E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
+    TE: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers,
+    TE::Observers: ObserversTuple<BytesInput, State>,
+{
+    tuple_list!(
+        calibration,
+        TracingStage::new(tracer),
+        cmplog::i2s_stage(),
+        cmplog::LearnTokensStage,
+        havoc_stage()
+    )
 }
 
 /// Loads the seeds (once per campaign; a restarted client resumes from its saved state) and
 /// fuzzes until `--runs` executions. With `restart_every`, the client process hands its state
 /// to a fresh process after that many executions.
-fn fuzz<E>(
+fn fuzz<E, ST>(
     executor: &mut E,
+    stages: &mut ST,
     fuzzer: &mut ClientFuzzer,
     state: &mut State,
     mgr: &mut Mgr,
-    calibration: CalibrationStage<EdgesObserver, BytesInput, EdgesMap, Observers, State>,
     c: &Campaign,
     restart_every: Option<u64>,
 ) -> Result<(), Error>
 where
     E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
+    ST: StagesTuple<E, Mgr, State, ClientFuzzer>,
 {
     if state.must_load_initial_inputs() {
         state.load_initial_inputs_by_filenames_forced(fuzzer, executor, mgr, &c.seeds)?;
         log::info!("loaded {} seeds", state.corpus().count());
     }
-    let mutator = HavocScheduledMutator::new(havoc_mutations().merge(tokens_mutations()));
-    let mut stages = tuple_list!(calibration, StdPowerMutationalStage::new(mutator));
     let started_at = *state.executions();
     loop {
         mgr.maybe_report_progress(state, REPORT_INTERVAL)?;
-        fuzzer.fuzz_one(&mut stages, executor, state, mgr)?;
+        fuzzer.fuzz_one(stages, executor, state, mgr)?;
         if c.opts.runs.is_some_and(|runs| *state.executions() >= runs) {
             mgr.report_progress(state)?;
             mgr.send_exiting()?;

@@ -7,6 +7,7 @@
 
 mod campaign;
 mod client;
+mod cmplog;
 mod harness;
 mod modes;
 mod monitor;

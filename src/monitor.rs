@@ -15,7 +15,7 @@ use libafl::monitors::{
 };
 use libafl_bolts::{current_time, ClientId, Error};
 
-use crate::output;
+use crate::{cmplog::LEARNED_TOKENS_STAT, output};
 
 /// Name of the user statistic in which `MaxMapFeedback` reports the coverage map.
 pub const EDGES_STAT: &str = "edges";
@@ -36,6 +36,8 @@ pub struct Snapshot {
     pub edges_found: u64,
     pub total_edges: u64,
     pub clients: usize,
+    /// Dictionary tokens learned from comparisons (the most any client learned).
+    pub cmplog_tokens: u64,
 }
 
 impl Snapshot {
@@ -67,6 +69,7 @@ impl Snapshot {
             ("edges_found", self.edges_found.to_string()),
             ("total_edges", self.total_edges.to_string()),
             ("bitmap_cvg", format!("{bitmap_cvg:.2}%")),
+            ("cmplog_tokens", self.cmplog_tokens.to_string()),
             ("command_line", command_line.to_string()),
         ] {
             let _ = writeln!(s, "{key:<18}: {value}");
@@ -205,6 +208,17 @@ impl CampaignMonitor {
             })
             .max()
             .unwrap_or_default();
+        let cmplog_tokens = stats
+            .client_stats()
+            .values()
+            .filter_map(
+                |c| match c.get_user_stats(LEARNED_TOKENS_STAT).map(|s| s.value()) {
+                    Some(UserStatsValue::Number(n)) => Some(*n),
+                    _ => None,
+                },
+            )
+            .max()
+            .unwrap_or_default();
         let global = stats.global_stats();
         Snapshot {
             run_time: global.run_time,
@@ -217,6 +231,7 @@ impl CampaignMonitor {
             edges_found,
             total_edges,
             clients: global.client_stats_count,
+            cmplog_tokens,
         }
     }
 
@@ -329,6 +344,7 @@ mod tests {
             edges_found: 30,
             total_edges: 120,
             clients: 2,
+            cmplog_tokens: 9,
         }
     }
 
@@ -351,6 +367,7 @@ mod tests {
         assert_eq!(get("total_edges").as_deref(), Some("120"));
         assert_eq!(get("cores").as_deref(), Some("2"));
         assert_eq!(get("bitmap_cvg").as_deref(), Some("25.00%"));
+        assert_eq!(get("cmplog_tokens").as_deref(), Some("9"));
     }
 
     #[test]

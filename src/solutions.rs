@@ -8,6 +8,7 @@
 
 use std::{
     borrow::Cow,
+    collections::HashSet,
     fs, io,
     marker::PhantomData,
     path::{Path, PathBuf},
@@ -20,7 +21,7 @@ use libafl::{
     feedbacks::{Feedback, StateInitializer},
     inputs::HasTargetBytes,
     observers::MapObserver,
-    Error, HasNamedMetadata,
+    Error, HasMetadata, HasNamedMetadata,
 };
 use libafl_bolts::{
     tuples::{Handle, Handled, MatchName, MatchNameRef},
@@ -85,6 +86,26 @@ impl SolutionCoverage {
         new
     }
 }
+
+/// Hashes of the inputs that crashed or hung in this client, kept in the state so a restarted
+/// client still knows them (see `harness::known_outcome`).
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct KnownSolutions {
+    pub crashes: HashSet<u64>,
+    pub hangs: HashSet<u64>,
+}
+libafl_bolts::impl_serdeany!(KnownSolutions);
+
+impl KnownSolutions {
+    /// Every known input with how it ended.
+    pub fn outcomes(&self) -> impl Iterator<Item = (u64, ExitKind)> + '_ {
+        let crashes = self.crashes.iter().map(|h| (*h, ExitKind::Crash));
+        crashes.chain(self.hangs.iter().map(|h| (*h, ExitKind::Timeout)))
+    }
+}
+
+/// Enough for every distinct solution of a long campaign; past it, they just run.
+const MAX_KNOWN_SOLUTIONS: usize = 1 << 16;
 
 /// What kind of solution the last interesting execution was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -179,13 +200,13 @@ where
     O: MapObserver<Entry = u8>,
     OT: MatchName,
     I: HasTargetBytes,
-    S: HasNamedMetadata,
+    S: HasNamedMetadata + HasMetadata,
 {
     fn is_interesting(
         &mut self,
         state: &mut S,
         _manager: &mut EM,
-        _input: &I,
+        input: &I,
         observers: &OT,
         exit_kind: &ExitKind,
     ) -> Result<bool, Error> {
@@ -193,6 +214,18 @@ where
         let Some(kind) = SolutionKind::of(exit_kind) else {
             return Ok(false);
         };
+        if self.triage.is_some() {
+            // In process: remember it, so it is not run (and restarted for) again.
+            let hash = harness::input_hash(&input.target_bytes());
+            let known = state.metadata_or_insert_with(KnownSolutions::default);
+            let set = match kind {
+                SolutionKind::Crash => &mut known.crashes,
+                SolutionKind::Hang => &mut known.hangs,
+            };
+            if set.len() < MAX_KNOWN_SOLUTIONS && set.insert(hash) {
+                harness::remember_solution(hash, *exit_kind);
+            }
+        }
         let observer = observers
             .get(&self.map)
             .ok_or_else(|| Error::illegal_state("coverage observer missing"))?

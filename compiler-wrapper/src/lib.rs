@@ -5,6 +5,11 @@
 //! With `--standalone` (or `LAFUZZ_STANDALONE=1`) an executable gets the standalone runtime
 //! instead: an ordinary program that runs its input files, and speaks AFL++'s fork server
 //! protocol when a fuzzer (ours in `forkserver`/`persistent` mode, or afl-fuzz) runs it.
+//!
+//! Comparison logging (CmpLog) is on by default for the in-process runtime: SanitizerCoverage
+//! `trace-cmp` for integer comparisons, and `memcmp`/`strcmp`-style calls kept as calls (not
+//! inlined by the compiler) so the runtime's interceptors log them. `--no-cmplog` (or
+//! `LAFUZZ_NO_CMPLOG=1`) turns it off.
 
 use std::{env, path::PathBuf, process};
 
@@ -68,12 +73,37 @@ const AFL_API_DEFINES: &[&str] = &[
     "-D__AFL_COVERAGE()=int __afl_selective_coverage = 1",
 ];
 
+/// Comparison logging: integer compares through SanitizerCoverage hooks, and the string and
+/// memory comparison functions kept as calls so the runtime's interceptors see them.
+const CMPLOG_FLAGS: &[&str] = &[
+    "-fsanitize-coverage=trace-cmp",
+    "-fno-builtin-memcmp",
+    "-fno-builtin-bcmp",
+    "-fno-builtin-strcmp",
+    "-fno-builtin-strncmp",
+    "-fno-builtin-strcasecmp",
+    "-fno-builtin-strncasecmp",
+    "-fno-builtin-strstr",
+    "-fno-builtin-memmem",
+];
+
+/// Removes `flag` from `args`; true if it was there.
+fn take_flag(args: &mut Vec<String>, flag: &str) -> bool {
+    let before = args.len();
+    args.retain(|a| a != flag);
+    args.len() != before
+}
+
+fn env_on(name: &str) -> bool {
+    env::var(name).is_ok_and(|v| v == "1")
+}
+
 /// Runs clang (C or C++) with our instrumentation and runtime, and exits with its status.
 pub fn run(is_cpp: bool) -> ! {
     let mut args: Vec<String> = env::args().collect();
-    let standalone = args.iter().any(|a| a == "--standalone")
-        || env::var("LAFUZZ_STANDALONE").is_ok_and(|v| v == "1");
-    args.retain(|a| a != "--standalone");
+    let standalone = take_flag(&mut args, "--standalone") || env_on("LAFUZZ_STANDALONE");
+    // The standalone runtime has no comparison logging (yet): no hooks to call there.
+    let cmplog = !(take_flag(&mut args, "--no-cmplog") || env_on("LAFUZZ_NO_CMPLOG") || standalone);
     if args.len() <= 1 {
         eprintln!(
             "usage: {} [clang arguments]  (compiles with coverage, links the lafuzz runtime)",
@@ -101,6 +131,11 @@ pub fn run(is_cpp: bool) -> ! {
         process::exit(2);
     }
     cc.add_arg("-fsanitize-coverage=inline-8bit-counters");
+    if cmplog {
+        for flag in CMPLOG_FLAGS {
+            cc.add_arg(flag);
+        }
+    }
     if standalone {
         for define in AFL_API_DEFINES {
             cc.add_arg(define);

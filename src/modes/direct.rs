@@ -6,6 +6,7 @@ use std::time::Duration;
 use libafl::{
     executors::{ExitKind, InProcessExecutor},
     inputs::{BytesInput, HasTargetBytes},
+    observers::ObserversTuple,
     Error,
 };
 
@@ -17,22 +18,33 @@ use crate::{
 /// How an in-process executor runs one input.
 pub type HarnessFn = fn(&BytesInput) -> ExitKind;
 
-pub type InProcess = InProcessExecutor<Mgr, HarnessFn, BytesInput, Observers, State, ClientFuzzer>;
+pub type InProcess<OT = Observers> =
+    InProcessExecutor<Mgr, HarnessFn, BytesInput, OT, State, ClientFuzzer>;
 
-/// Runs the input, remembering it among the recent inputs (for flaky-crash sequences).
+/// Runs the input, remembering it among the recent inputs (for flaky-crash sequences); an
+/// input known to crash or hang is reported so without running it again.
 pub fn harness(input: &BytesInput) -> ExitKind {
-    harness::run_recorded(&input.target_bytes());
+    let bytes = input.target_bytes();
+    if let Some(outcome) = harness::known_outcome(&bytes) {
+        return outcome;
+    }
+    harness::run_recorded(&bytes);
     ExitKind::Ok
 }
 
-pub fn executor(
+/// An in-process executor of `harness` with `observers` (the campaign's, or comparison
+/// logging for the tracing stage).
+pub fn executor<OT>(
     harness: HarnessFn,
-    observers: Observers,
+    observers: OT,
     fuzzer: &mut ClientFuzzer,
     state: &mut State,
     mgr: &mut Mgr,
     timeout: Duration,
-) -> Result<InProcess, Error> {
+) -> Result<InProcess<OT>, Error>
+where
+    OT: ObserversTuple<BytesInput, State>,
+{
     InProcessExecutor::builder()
         .harness(harness)
         .observers(observers)

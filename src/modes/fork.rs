@@ -12,6 +12,7 @@ use std::time::Duration;
 use libafl::{
     executors::{ExitKind, InProcessForkExecutor},
     inputs::{BytesInput, HasTargetBytes},
+    observers::ObserversTuple,
     Error,
 };
 use libafl_bolts::shmem::ShMemProvider;
@@ -23,11 +24,11 @@ use crate::{
     shmem::SelfCleaningShMemProvider,
 };
 
-pub type Forking = InProcessForkExecutor<
+pub type Forking<OT = Observers> = InProcessForkExecutor<
     Mgr,
     HarnessFn,
     BytesInput,
-    Observers,
+    OT,
     State,
     SelfCleaningShMemProvider,
     ClientFuzzer,
@@ -40,8 +41,10 @@ fn harness(input: &BytesInput) -> ExitKind {
 
 const PAGE: usize = 4096;
 
-/// Remaps the pages holding `counters` as shared anonymous memory, keeping their contents.
-pub fn share_with_children(counters: &mut [u8]) -> Result<(), Error> {
+/// Remaps the pages holding the target's counters as shared anonymous memory, keeping their
+/// contents. Once per client process, before the first fork.
+pub fn share_counters_with_children() -> Result<(), Error> {
+    let counters = harness::coverage_counters()?;
     let start = counters.as_mut_ptr();
     if !(start as usize).is_multiple_of(PAGE) {
         return Err(Error::illegal_state(
@@ -73,14 +76,18 @@ pub fn share_with_children(counters: &mut [u8]) -> Result<(), Error> {
     Ok(())
 }
 
-pub fn executor(
-    observers: Observers,
+/// A fork-per-input executor with `observers`; their maps must be shared memory (see
+/// [`share_counters_with_children`]).
+pub fn executor<OT>(
+    observers: OT,
     fuzzer: &mut ClientFuzzer,
     state: &mut State,
     mgr: &mut Mgr,
     timeout: Duration,
-) -> Result<Forking, Error> {
-    share_with_children(harness::coverage_counters()?)?;
+) -> Result<Forking<OT>, Error>
+where
+    OT: ObserversTuple<BytesInput, State>,
+{
     InProcessForkExecutor::new(
         harness as HarnessFn,
         observers,

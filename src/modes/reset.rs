@@ -2,15 +2,12 @@
 //! input, and the client restarts from a clean process every `--restart-every` inputs (as
 //! AFL++'s `__AFL_LOOP(N)`). What state still leaks shows up in `crashes-flaky/`.
 
-use libafl::{
-    executors::ExitKind,
-    inputs::{BytesInput, HasTargetBytes},
-};
+use libafl::{executors::ExitKind, inputs::BytesInput};
 
 use crate::harness;
 
 pub fn harness(input: &BytesInput) -> ExitKind {
-    harness::run_recorded(&input.target_bytes());
+    let exit = super::direct::harness(input);
     harness::reset();
-    ExitKind::Ok
+    exit
 }

@@ -79,6 +79,15 @@ fn run() -> Result<(), String> {
             &["--standalone"],
         )?;
     }
+    if want("magic") {
+        build_c(&paths, "magic", "harnesses/magic/magic.c", &[])?;
+        build_c(
+            &paths,
+            "magic-nocmplog",
+            "harnesses/magic/magic.c",
+            &["--no-cmplog"],
+        )?;
+    }
     if want("aflstyle") {
         build_c(
             &paths,

@@ -1,0 +1,197 @@
+//! Comparison solving for the in-process modes (input-to-state, as CmpLog / RedQueen):
+//! `libafl_cc` compiles with SanitizerCoverage `trace-cmp` and keeps `memcmp`/`strcmp` calls
+//! (which libafl_targets' interceptors log); a tracing stage runs the current input with
+//! comparison logging on, `I2SRandReplace` puts the compared-against values into the input,
+//! and the values that cannot come from the input become dictionary tokens.
+
+use std::{borrow::Cow, mem::size_of};
+
+use libafl::{
+    events::{Event, EventFirer, EventWithStats},
+    executors::{Executor, HasObservers},
+    inputs::{BytesInput, HasTargetBytes},
+    monitors::stats::{AggregatorOps, UserStats, UserStatsValue},
+    mutators::{HavocScheduledMutator, I2SRandReplace, Tokens},
+    observers::cmp::{CmpValues, CmpValuesMetadata},
+    stages::{Restartable, Stage, StdMutationalStage},
+    state::{HasCurrentTestcase, HasExecutions},
+    Error, HasMetadata,
+};
+use libafl_bolts::{shmem::ShMemProvider, tuples::tuple_list, ToSlice};
+use libafl_targets::{cmps::CmpLogMap, CmpLogObserver, CMPLOG_MAP_PTR};
+
+use crate::{
+    client::{ClientFuzzer, Mgr, Observers, State},
+    shmem::SelfCleaningShMemProvider,
+};
+
+/// The user statistic (and `fuzzer_stats` key) counting tokens learned from comparisons.
+pub const LEARNED_TOKENS_STAT: &str = "cmplog_tokens";
+
+/// At most this many learned tokens are kept: enough for a parser's keywords and magic values.
+const MAX_LEARNED_TOKENS: usize = 4096;
+
+/// The comparison log observer, in this process's memory.
+pub fn observer() -> CmpLogObserver {
+    CmpLogObserver::new("cmplog", true)
+}
+
+/// For fork mode: the comparison log moved to shared memory, so the parent reads what a
+/// child logged. Keep the returned segment as long as the observer.
+pub fn shared_observer() -> Result<
+    (
+        CmpLogObserver,
+        <SelfCleaningShMemProvider as ShMemProvider>::ShMem,
+    ),
+    Error,
+> {
+    let mut shmem = SelfCleaningShMemProvider::new()?.new_shmem(size_of::<CmpLogMap>())?;
+    // SAFETY: the logging hooks write through this pointer; the segment is big enough for
+    // the map and outlives every execution of this client.
+    unsafe {
+        CMPLOG_MAP_PTR = shmem.as_mut_ptr().cast();
+    }
+    Ok((observer(), shmem))
+}
+
+/// Input-to-state replacement: puts the compared-against values into the input.
+pub fn i2s_stage<E>() -> impl Stage<E, Mgr, State, ClientFuzzer> + Restartable<State>
+where
+    E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
+{
+    StdMutationalStage::new(HavocScheduledMutator::new(tuple_list!(
+        I2SRandReplace::new()
+    )))
+}
+
+/// The operands of a logged comparison that did not come from the input: the values the
+/// target compares input against, worth keeping as dictionary tokens.
+fn tokens_of(cmp: &CmpValues, input: &[u8]) -> Vec<Vec<u8>> {
+    let in_input =
+        |bytes: &[u8]| !bytes.is_empty() && input.windows(bytes.len()).any(|w| w == bytes);
+    let pick = |a: Vec<u8>, b: Vec<u8>| match (in_input(&a), in_input(&b)) {
+        (true, false) => vec![b],
+        (false, true) => vec![a],
+        _ => vec![],
+    };
+    let tokens = match cmp {
+        CmpValues::U32((a, _, true)) => vec![a.to_le_bytes().to_vec()],
+        CmpValues::U64((a, _, true)) => vec![a.to_le_bytes().to_vec()],
+        CmpValues::U32((a, b, false)) => pick(a.to_le_bytes().to_vec(), b.to_le_bytes().to_vec()),
+        CmpValues::U64((a, b, false)) => pick(a.to_le_bytes().to_vec(), b.to_le_bytes().to_vec()),
+        CmpValues::Bytes((a, b)) => pick(a.to_slice().to_vec(), b.to_slice().to_vec()),
+        _ => vec![],
+    };
+    // Tokens of one repeated byte (zeros, padding) teach nothing.
+    tokens
+        .into_iter()
+        .filter(|t| t.len() >= 2 && t.iter().any(|&b| b != t[0]))
+        .collect()
+}
+
+/// Counts the tokens learned so far by this client (kept in the state across restarts).
+#[derive(Debug, Default, serde::Serialize, serde::Deserialize)]
+pub struct LearnedTokens {
+    pub count: u64,
+}
+libafl_bolts::impl_serdeany!(LearnedTokens);
+
+/// After the tracing stage: the comparison operands that are not in the input become tokens
+/// for the token mutators; the count is reported as `cmplog_tokens`.
+#[derive(Debug, Default)]
+pub struct LearnTokensStage;
+
+impl<E, EM, S, Z> Stage<E, EM, S, Z> for LearnTokensStage
+where
+    S: HasMetadata + HasCurrentTestcase<BytesInput> + HasExecutions,
+    EM: EventFirer<BytesInput, S>,
+{
+    fn perform(
+        &mut self,
+        _fuzzer: &mut Z,
+        _executor: &mut E,
+        state: &mut S,
+        manager: &mut EM,
+    ) -> Result<(), Error> {
+        let input = state.current_input_cloned()?;
+        let input = input.target_bytes();
+        let found: Vec<Vec<u8>> = match state.metadata_map().get::<CmpValuesMetadata>() {
+            Some(cmps) => cmps
+                .list
+                .iter()
+                .flat_map(|c| tokens_of(c, &input))
+                .collect(),
+            None => return Ok(()),
+        };
+        let tokens = state.metadata_or_insert_with(Tokens::new);
+        let mut learned = 0;
+        for token in &found {
+            if tokens.len() >= MAX_LEARNED_TOKENS {
+                break;
+            }
+            if tokens.add_token(token) {
+                learned += 1;
+            }
+        }
+        if learned == 0 {
+            return Ok(());
+        }
+        let total = {
+            let counter = state.metadata_or_insert_with(LearnedTokens::default);
+            counter.count += learned;
+            counter.count
+        };
+        let executions = *state.executions();
+        manager.fire(
+            state,
+            EventWithStats::with_current_time(
+                Event::UpdateUserStats {
+                    name: Cow::Borrowed(LEARNED_TOKENS_STAT),
+                    value: UserStats::new(UserStatsValue::Number(total), AggregatorOps::Max),
+                    phantom: std::marker::PhantomData,
+                },
+                executions,
+            ),
+        )
+    }
+}
+
+impl<S> Restartable<S> for LearnTokensStage {
+    fn should_restart(&mut self, _state: &mut S) -> Result<bool, Error> {
+        Ok(true)
+    }
+    fn clear_progress(&mut self, _state: &mut S) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use libafl::observers::cmp::CmplogBytes;
+
+    use super::*;
+
+    fn bytes(b: &[u8]) -> CmplogBytes {
+        let mut buf = [0u8; 32];
+        buf[..b.len()].copy_from_slice(b);
+        CmplogBytes::from_buf_and_len(buf, b.len() as u8)
+    }
+
+    #[test]
+    fn constants_become_tokens_and_input_bytes_do_not() {
+        let input = b"hello WORLD";
+        let cmp = CmpValues::Bytes((bytes(b"WORLD"), bytes(b"MAGIC")));
+        assert_eq!(tokens_of(&cmp, input), vec![b"MAGIC".to_vec()]);
+        let cmp = CmpValues::U32((0xdead_beef, 0x4c52_4f57, true));
+        assert_eq!(
+            tokens_of(&cmp, input),
+            vec![0xdead_beef_u32.to_le_bytes().to_vec()]
+        );
+        // Neither side in the input: cannot tell which is the constant.
+        let cmp = CmpValues::Bytes((bytes(b"AAAB"), bytes(b"CCCD")));
+        assert!(tokens_of(&cmp, input).is_empty());
+        // Zeros teach nothing.
+        let cmp = CmpValues::U64((0, 7, true));
+        assert!(tokens_of(&cmp, input).is_empty());
+    }
+}

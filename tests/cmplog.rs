@@ -1,0 +1,64 @@
+//! End-to-end: comparison solving. `harnesses/magic` hides its crash behind 1-, 2-, 4- and
+//! 8-byte integer compares and a 13-byte memcmp; from a zero-filled seed and no dictionary,
+//! the CmpLog build finds it, the same harness built with `--no-cmplog` does not.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+
+fn campaign(binary: &str, mode: &str, secs: &str, tag: &str) -> (TempDir, Campaign) {
+    let tmp = TempDir::new(tag);
+    let out = tmp.path().join("out");
+    let corpus = corpus("magic");
+    let args = [
+        "fuzz",
+        "--mode",
+        mode,
+        "-i",
+        corpus.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--max-time",
+        secs,
+    ];
+    let campaign = Campaign::start(&fuzzer(binary), &args, &out);
+    (tmp, campaign)
+}
+
+#[test]
+fn cmplog_finds_the_magic_crash_in_direct_mode() {
+    let (_tmp, mut campaign) = campaign("magic", "direct", "120", "cmplog-direct");
+    campaign.wait_for(Duration::from_secs(60), "the magic crash", |s| {
+        stat(s, "saved_crashes") >= 1
+    });
+    let stats = campaign.stats();
+    assert!(
+        stat(&stats, "cmplog_tokens") >= 1,
+        "no token learned: {stats:?}"
+    );
+    assert!(campaign.stop_with(libc::SIGINT).success());
+    let crash = std::fs::read(&inputs(&campaign.out.join("crashes"))[0]).unwrap();
+    assert_eq!(&crash[15..28], b"LIBAFL-MAGIC!");
+}
+
+#[test]
+fn cmplog_finds_the_magic_crash_in_fork_mode() {
+    let (_tmp, mut campaign) = campaign("magic", "fork", "120", "cmplog-fork");
+    campaign.wait_for(Duration::from_secs(90), "the magic crash", |s| {
+        stat(s, "saved_crashes") >= 1
+    });
+    assert!(campaign.stop_with(libc::SIGINT).success());
+}
+
+#[test]
+fn without_comparison_instrumentation_the_magic_crash_is_not_found() {
+    // The same 60 s the CmpLog build is given above (it needs a few).
+    let (_tmp, mut campaign) = campaign("magic-nocmplog", "direct", "60", "nocmplog");
+    assert!(campaign.wait(Duration::from_secs(120)).success());
+    let stats = campaign.stats();
+    assert!(stat(&stats, "execs_done") > 100_000, "{stats:?}");
+    assert_eq!(stat(&stats, "saved_crashes"), 0, "{stats:?}");
+    assert_eq!(stat(&stats, "cmplog_tokens"), 0, "{stats:?}");
+}
