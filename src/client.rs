@@ -21,9 +21,10 @@ use libafl::{
         powersched::PowerSchedule, IndexesLenTimeMinimizerScheduler, StdWeightedScheduler,
     },
     stages::{
-        CalibrationStage, Restartable, Stage, StagesTuple, StdPowerMutationalStage, TracingStage,
+        CalibrationStage, IfStage, Restartable, Stage, StagesTuple, StdPowerMutationalStage,
+        TracingStage,
     },
-    state::{HasCorpus, HasExecutions, StdState},
+    state::{HasCorpus, HasCurrentTestcase, HasExecutions, StdState},
     Error, HasMetadata,
 };
 use libafl_bolts::{
@@ -202,8 +203,14 @@ where
     ))
 }
 
-/// The in-process modes' stages: calibration, comparison tracing with `tracer`,
-/// input-to-state replacement, tokens learned from comparisons, then havoc.
+/// How often an entry gets comparison solving: the first time it is fuzzed (as AFL++'s
+/// CmpLog) and every this many times after, since random input-to-state replacement may need
+/// several tries. Every time cost three quarters of libpng's executions.
+const COMPARISON_SOLVING_EVERY: usize = 4;
+
+/// The in-process modes' stages: calibration; comparison tracing with `tracer`,
+/// input-to-state replacement and tokens learned from comparisons (see
+/// [`COMPARISON_SOLVING_EVERY`]); then havoc.
 fn in_process_stages<E, TE>(
     calibration: Calibration,
     tracer: TE,
@@ -213,11 +220,17 @@ where
     TE: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers,
     TE::Observers: ObserversTuple<BytesInput, State>,
 {
-    tuple_list!(
-        calibration,
+    let due = |_: &mut ClientFuzzer, _: &mut E, state: &mut State, _: &mut Mgr| {
+        Ok(state.current_testcase()?.scheduled_count() % COMPARISON_SOLVING_EVERY == 0)
+    };
+    let comparison_solving = tuple_list!(
         TracingStage::new(tracer),
         cmplog::i2s_stage(),
-        cmplog::LearnTokensStage,
+        cmplog::LearnTokensStage
+    );
+    tuple_list!(
+        calibration,
+        IfStage::new(due, comparison_solving),
         havoc_stage()
     )
 }
