@@ -177,14 +177,6 @@ fn second_campaign_resumes_from_the_queue() {
     );
 }
 
-fn assert_one_line_error(args: &[&str], expect: &str) {
-    let out = run(&fuzzer("crashme"), args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} should fail");
-    assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
-    assert!(stderr.contains(expect), "{args:?}: {stderr}");
-}
-
 #[test]
 fn bad_input_gives_a_one_line_error() {
     let tmp = TempDir::new("direct-errors");
@@ -199,17 +191,21 @@ fn bad_input_gives_a_one_line_error() {
     let file = tmp.path().join("file");
     std::fs::write(&file, "x").unwrap();
     let under_file = file.join("out");
+    let crashme = fuzzer("crashme");
 
-    assert_one_line_error(&["fuzz", "-o", out], "no seed corpus");
+    assert_one_line_error(&crashme, &["fuzz", "-o", out], "no seed corpus");
     assert_one_line_error(
+        &crashme,
         &["fuzz", "-i", "/nonexistent/dir", "-o", out],
         "not a directory",
     );
     assert_one_line_error(
+        &crashme,
         &["fuzz", "-i", empty.to_str().unwrap(), "-o", out],
         "seed corpus is empty",
     );
     assert_one_line_error(
+        &crashme,
         &[
             "fuzz",
             "-i",
@@ -222,21 +218,25 @@ fn bad_input_gives_a_one_line_error() {
         "bad dictionary",
     );
     assert_one_line_error(
+        &crashme,
         &["fuzz", "-i", corpus, "-o", out, "-x", "/nonexistent.dict"],
         "bad dictionary",
     );
     assert_one_line_error(
+        &crashme,
         &["fuzz", "-i", corpus, "-o", out, "--cores", "0-x"],
         "bad --cores",
     );
     assert_one_line_error(
+        &crashme,
         &["fuzz", "-i", corpus, "-o", out, "--cores", "4096"],
         "does not exist",
     );
     assert_one_line_error(
+        &crashme,
         &["fuzz", "-i", corpus, "-o", under_file.to_str().unwrap()],
         "cannot create output directory",
     );
-    assert_one_line_error(&["fuzz", "-i", corpus], "no output directory");
-    assert_one_line_error(&["replay", "/nonexistent/input"], "cannot read");
+    assert_one_line_error(&crashme, &["fuzz", "-i", corpus], "no output directory");
+    assert_one_line_error(&crashme, &["replay", "/nonexistent/input"], "cannot read");
 }

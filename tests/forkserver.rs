@@ -122,14 +122,6 @@ fn afl_clang_fast_targets_work_in_both_modes() {
     finds_crash_and_hang("persistent", &[target], "persistent-afl");
 }
 
-fn assert_one_line_error(bin: &Path, args: &[&str], expect: &str) {
-    let out = run(bin, args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} should fail");
-    assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
-    assert!(stderr.contains(expect), "{args:?}: {stderr}");
-}
-
 #[test]
 fn targets_that_are_not_fuzzing_targets_give_a_clear_error() {
     let tmp = TempDir::new("fs-errors");

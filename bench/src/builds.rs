@@ -2,6 +2,7 @@
 //! crate) with libFuzzer, AFL++, a coverage build and a plain build; the empty and the magic
 //! harnesses. Ours come from `cargo make build` (`target/fuzzers/`).
 
+use harness_builder::LIBPNG_SOURCES;
 use std::{
     fs,
     path::{Path, PathBuf},
@@ -22,7 +23,10 @@ impl Paths {
         let release = exe.parent().ok_or("no exe dir")?.to_path_buf();
         let target = release.parent().ok_or("no target dir")?.to_path_buf();
         Ok(Self {
-            root: Path::new(env!("CARGO_MANIFEST_DIR")).join(".."),
+            root: Path::new(env!("CARGO_MANIFEST_DIR"))
+                .parent()
+                .ok_or("no repository root")?
+                .to_path_buf(),
             fuzzers: target.join("fuzzers"),
             build: target.join("bench-build"),
             release,
@@ -32,24 +36,6 @@ impl Paths {
         self.build.join(name)
     }
 }
-
-const LIBPNG_SOURCES: &[&str] = &[
-    "png.c",
-    "pngerror.c",
-    "pngget.c",
-    "pngmem.c",
-    "pngpread.c",
-    "pngread.c",
-    "pngrio.c",
-    "pngrtran.c",
-    "pngrutil.c",
-    "pngset.c",
-    "pngtrans.c",
-    "pngwio.c",
-    "pngwrite.c",
-    "pngwtran.c",
-    "pngwutil.c",
-];
 
 /// One way of compiling: C compiler, C++ compiler, flags for compiling, env.
 struct Flavor {

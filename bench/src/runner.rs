@@ -32,7 +32,7 @@ pub struct Fuzzer {
     pub kind: Kind,
     /// The fuzzer binary (ours, libFuzzer) or the target (AFL++).
     pub binary: PathBuf,
-    /// Ours, out of process: the standalone target.
+    /// Ours out of process: the standalone target; AFL++: the CmpLog build.
     pub target: Option<PathBuf>,
     pub needs_afl: bool,
 }
@@ -45,6 +45,27 @@ impl Fuzzer {
             binary,
             target,
             needs_afl: false,
+        }
+    }
+
+    fn libfuzzer(binary: PathBuf) -> Self {
+        Self {
+            name: "libfuzzer".into(),
+            kind: Kind::LibFuzzer,
+            binary,
+            target: None,
+            needs_afl: false,
+        }
+    }
+
+    /// afl-fuzz on `binary`; `cmplog`: its CmpLog build (`-c`).
+    fn afl(name: &str, binary: PathBuf, file_arg: bool, cmplog: Option<PathBuf>) -> Self {
+        Self {
+            name: name.into(),
+            kind: Kind::Afl { file_arg },
+            binary,
+            target: cmplog,
+            needs_afl: true,
         }
     }
 
@@ -63,27 +84,9 @@ impl Fuzzer {
                 standalone.clone(),
             ),
             Self::ours("ours-persistent", "persistent", driver, standalone),
-            Fuzzer {
-                name: "libfuzzer".into(),
-                kind: Kind::LibFuzzer,
-                binary: p.bin("libpng-libfuzzer"),
-                target: None,
-                needs_afl: false,
-            },
-            Fuzzer {
-                name: "aflpp-persistent".into(),
-                kind: Kind::Afl { file_arg: false },
-                binary: p.bin("libpng-afl"),
-                target: None,
-                needs_afl: true,
-            },
-            Fuzzer {
-                name: "aflpp-forkserver".into(),
-                kind: Kind::Afl { file_arg: true },
-                binary: p.bin("libpng-afl-onefile"),
-                target: None,
-                needs_afl: true,
-            },
+            Fuzzer::libfuzzer(p.bin("libpng-libfuzzer")),
+            Fuzzer::afl("aflpp-persistent", p.bin("libpng-afl"), false, None),
+            Fuzzer::afl("aflpp-forkserver", p.bin("libpng-afl-onefile"), true, None),
         ]
     }
 }
@@ -383,22 +386,15 @@ pub fn extras(
     let short = secs.min(10);
     let mut empty = vec![
         Fuzzer::ours("ours-direct", "direct", p.bin("empty-lafuzz"), None),
-        Fuzzer {
-            name: "libfuzzer".into(),
-            kind: Kind::LibFuzzer,
-            binary: p.bin("empty-libfuzzer"),
-            target: None,
-            needs_afl: false,
-        },
+        Fuzzer::libfuzzer(p.bin("empty-libfuzzer")),
     ];
     if afl {
-        empty.push(Fuzzer {
-            name: "aflpp-persistent".into(),
-            kind: Kind::Afl { file_arg: false },
-            binary: p.bin("empty-afl"),
-            target: None,
-            needs_afl: true,
-        });
+        empty.push(Fuzzer::afl(
+            "aflpp-persistent",
+            p.bin("empty-afl"),
+            false,
+            None,
+        ));
     }
     for f in &empty {
         println!("bench: {} on the empty harness ({short} s)", f.name);
@@ -447,22 +443,15 @@ pub fn extras(
 
     let mut magic = vec![
         Fuzzer::ours("ours-direct", "direct", p.fuzzers.join("magic"), None),
-        Fuzzer {
-            name: "libfuzzer".into(),
-            kind: Kind::LibFuzzer,
-            binary: p.bin("magic-libfuzzer"),
-            target: None,
-            needs_afl: false,
-        },
+        Fuzzer::libfuzzer(p.bin("magic-libfuzzer")),
     ];
     if afl {
-        magic.push(Fuzzer {
-            name: "aflpp-cmplog".into(),
-            kind: Kind::Afl { file_arg: false },
-            binary: p.bin("magic-afl"),
-            target: Some(p.bin("magic-afl-cmplog")),
-            needs_afl: true,
-        });
+        magic.push(Fuzzer::afl(
+            "aflpp-cmplog",
+            p.bin("magic-afl"),
+            false,
+            Some(p.bin("magic-afl-cmplog")),
+        ));
     }
     for f in &magic {
         for trial in 0..magic_trials {

@@ -178,6 +178,15 @@ pub fn run(binary: &Path, args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// Runs `binary` with `args` and checks it fails with one line on stderr containing `expect`.
+pub fn assert_one_line_error(binary: &Path, args: &[&str], expect: &str) {
+    let out = run(binary, args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} should fail");
+    assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+    assert!(stderr.contains(expect), "{args:?}: {stderr}");
+}
+
 /// Saved inputs (non-hidden files) in a directory.
 pub fn inputs(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = fs::read_dir(dir)

@@ -3,6 +3,7 @@
 //! Runs after `cargo build --release` (the wrapper and `liblafuzz.a` must exist); cargo-make's
 //! `build` task does both. libpng's source comes from the `libpng-src` crate.
 
+use harness_builder::LIBPNG_SOURCES;
 use std::{
     env, fs,
     path::{Path, PathBuf},
@@ -10,25 +11,6 @@ use std::{
     thread,
     time::SystemTime,
 };
-
-/// libpng's library sources (everything but the test/example programs).
-const LIBPNG_SOURCES: &[&str] = &[
-    "png.c",
-    "pngerror.c",
-    "pngget.c",
-    "pngmem.c",
-    "pngpread.c",
-    "pngread.c",
-    "pngrio.c",
-    "pngrtran.c",
-    "pngrutil.c",
-    "pngset.c",
-    "pngtrans.c",
-    "pngwio.c",
-    "pngwrite.c",
-    "pngwtran.c",
-    "pngwutil.c",
-];
 
 struct Paths {
     /// `target/release`: the wrapper binaries and the runtime.
