@@ -226,13 +226,15 @@ where
                 harness::remember_solution(hash, *exit_kind);
             }
         }
-        let observer = observers
-            .get(&self.map)
-            .ok_or_else(|| Error::illegal_state("coverage observer missing"))?
-            .as_ref();
+        // The comparison-tracing executor runs without the coverage observer: a crash there
+        // has no coverage to compare, and is new only if it is the first of its kind.
+        let coverage: Vec<u8> = observers.get(&self.map).map_or_else(Vec::new, |observer| {
+            let map = observer.as_ref();
+            (0..map.usable_count()).map(|i| map.get(i)).collect()
+        });
         let seen =
             state.named_metadata_or_insert_with(kind.metadata_name(), SolutionCoverage::default);
-        let new = seen.merge((0..observer.usable_count()).map(|i| observer.get(i)));
+        let new = seen.merge(coverage.into_iter());
         if new {
             self.last = Some(kind);
         }
