@@ -158,7 +158,7 @@ pub fn run(
                 mgr,
                 timeout,
             )?;
-            let mut stages = in_process_stages(calibration, tracer);
+            let mut stages = with_comparison_solving(calibration, tracer);
             fuzz(&mut executor, &mut stages, fuzzer, state, mgr, c, restart)
         }
         Mode::Fork => {
@@ -167,7 +167,7 @@ pub fn run(
             let (cmplog_observer, _cmplog_map) = cmplog::shared_observer()?;
             let tracer =
                 modes::fork::executor(tuple_list!(cmplog_observer), fuzzer, state, mgr, timeout)?;
-            let mut stages = in_process_stages(calibration, tracer);
+            let mut stages = with_comparison_solving(calibration, tracer);
             fuzz(&mut executor, &mut stages, fuzzer, state, mgr, c, None)
         }
         Mode::Forkserver | Mode::Persistent => {
@@ -185,7 +185,15 @@ pub fn run(
                 let tokens = state.metadata_or_insert_with(Tokens::new);
                 tokens.add_tokens(&autotokens);
             }
-            let mut stages = tuple_list!(calibration, havoc_stage());
+            let (cmplog_observer, _cmplog_map, cmplog_id) = modes::forkserver::cmplog_map()?;
+            let tracer = modes::forkserver::tracer(
+                &c.opts.target,
+                c.map_size,
+                cmplog_observer,
+                &cmplog_id,
+                timeout,
+            )?;
+            let mut stages = with_comparison_solving(calibration, tracer);
             fuzz(&mut executor, &mut stages, fuzzer, state, mgr, c, None)
         }
     }
@@ -208,10 +216,10 @@ where
 /// several tries. Every time cost three quarters of libpng's executions.
 const COMPARISON_SOLVING_EVERY: usize = 4;
 
-/// The in-process modes' stages: calibration; comparison tracing with `tracer`,
+/// The stages of every mode: calibration; comparison tracing with `tracer`,
 /// input-to-state replacement and tokens learned from comparisons (see
 /// [`COMPARISON_SOLVING_EVERY`]); then havoc.
-fn in_process_stages<E, TE>(
+fn with_comparison_solving<E, TE>(
     calibration: Calibration,
     tracer: TE,
 ) -> impl StagesTuple<E, Mgr, State, ClientFuzzer>

@@ -62,3 +62,35 @@ fn without_comparison_instrumentation_the_magic_crash_is_not_found() {
     assert_eq!(stat(&stats, "saved_crashes"), 0, "{stats:?}");
     assert_eq!(stat(&stats, "cmplog_tokens"), 0, "{stats:?}");
 }
+
+#[test]
+fn cmplog_finds_the_magic_crash_in_persistent_mode_on_a_standalone_target() {
+    // The standalone runtime logs comparisons in a second, tracing fork server.
+    let tmp = TempDir::new("cmplog-persistent");
+    let out = tmp.path().join("out");
+    let corpus = corpus("magic");
+    let target = fuzzer("magic-standalone");
+    let args = [
+        "fuzz",
+        "--mode",
+        "persistent",
+        "-i",
+        corpus.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--max-time",
+        "120",
+        "--",
+        target.to_str().unwrap(),
+    ];
+    let mut campaign = Campaign::start(&root().join("target/release/fuzzer"), &args, &out);
+    campaign.wait_for(Duration::from_secs(60), "the magic crash", |s| {
+        stat(s, "saved_crashes") >= 1
+    });
+    assert!(
+        stat(&campaign.stats(), "cmplog_tokens") >= 1,
+        "{:?}",
+        campaign.stats()
+    );
+    assert!(campaign.stop_with(libc::SIGINT).success());
+}

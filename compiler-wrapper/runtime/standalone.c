@@ -52,6 +52,134 @@ void __sanitizer_cov_8bit_counters_init(uint8_t *start, uint8_t *stop) {
   if (stop > counters_stop) counters_stop = stop;
 }
 
+// Comparison logging for the fuzzer's tracing runs, in LibAFL's CmpLogMap layout
+// (libafl_targets' cmplog.h): active only in the process the fuzzer starts with
+// __LAFUZZ_CMPLOG_SHM_ID, which maps the log there; otherwise each hook is one null check.
+#define CMPLOG_W 65536
+#define CMPLOG_H 32
+#define CMPLOG_RTN_LEN 32
+#define CMPLOG_KIND_INS 0
+#define CMPLOG_KIND_RTN 1
+typedef struct {
+  uint16_t hits;
+  uint8_t shape;
+  uint8_t kind;
+} cmplog_header;
+typedef struct {
+  uint64_t v0, v1;
+  uint8_t v0_is_const;
+} cmplog_operands;
+typedef struct {
+  uint8_t v0[CMPLOG_RTN_LEN], v1[CMPLOG_RTN_LEN];
+} cmplog_routine;
+#define CMPLOG_RTN_H ((CMPLOG_H * sizeof(cmplog_operands)) / sizeof(cmplog_routine))
+typedef struct {
+  cmplog_header headers[CMPLOG_W];
+  union {
+    cmplog_operands operands[CMPLOG_W][CMPLOG_H];
+    cmplog_routine routines[CMPLOG_W][CMPLOG_RTN_H];
+  } vals;
+} cmplog_map;
+static cmplog_map *cmplog;
+
+static uintptr_t cmplog_key(uintptr_t pc) { return ((pc >> 4) ^ (pc << 8)) & (CMPLOG_W - 1); }
+
+static uint16_t cmplog_hit(uintptr_t k, uint8_t kind, uint8_t shape) {
+  cmplog_header *h = &cmplog->headers[k];
+  if (h->kind != kind || h->hits == 0) {
+    h->kind = kind;
+    h->hits = 1;
+    h->shape = shape;
+    return 0;
+  }
+  if (h->shape < shape) h->shape = shape;
+  return h->hits++;
+}
+
+static void cmplog_ins(uintptr_t pc, uint8_t size, uint64_t a, uint64_t b, uint8_t a_const) {
+  uintptr_t k = cmplog_key(pc);
+  uint16_t hit = cmplog_hit(k, CMPLOG_KIND_INS, size - 1) & (CMPLOG_H - 1);
+  cmplog_operands *o = &cmplog->vals.operands[k][hit];
+  o->v0 = a;
+  o->v1 = b;
+  o->v0_is_const = a_const;
+}
+
+static void cmplog_rtn(uintptr_t pc, const void *a, const void *b, size_t n) {
+  if (n > CMPLOG_RTN_LEN) n = CMPLOG_RTN_LEN;
+  if (n == 0) return;
+  uintptr_t k = cmplog_key(pc);
+  uint16_t hit = cmplog_hit(k, CMPLOG_KIND_RTN, (uint8_t)(n - 1)) & (CMPLOG_RTN_H - 1);
+  cmplog_routine *r = &cmplog->vals.routines[k][hit];
+  memset(r, 0, sizeof *r);
+  memcpy(r->v0, a, n);
+  memcpy(r->v1, b, n);
+}
+
+#define RETADDR ((uintptr_t)__builtin_return_address(0))
+#define TRACE_CMP(bits, type, is_const)                                        \
+  void __sanitizer_cov_trace_##is_const##cmp##bits(type a, type b);           \
+  void __sanitizer_cov_trace_##is_const##cmp##bits(type a, type b) {          \
+    if (cmplog) cmplog_ins(RETADDR, sizeof(type), a, b, sizeof(#is_const) > 1); \
+  }
+TRACE_CMP(1, uint8_t, )
+TRACE_CMP(2, uint16_t, )
+TRACE_CMP(4, uint32_t, )
+TRACE_CMP(8, uint64_t, )
+TRACE_CMP(1, uint8_t, const_)
+TRACE_CMP(2, uint16_t, const_)
+TRACE_CMP(4, uint32_t, const_)
+TRACE_CMP(8, uint64_t, const_)
+
+void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases) {
+  if (!cmplog) return;
+  // cases[0]: how many; cases[1]: their size in bits; then the values.
+  for (uint64_t i = 0; i < cases[0]; i++)
+    cmplog_ins(RETADDR + i, (uint8_t)(cases[1] / 8), cases[i + 2], val, 1);
+}
+
+// The comparison functions the wrapper keeps as calls (-fno-builtin-...): ours, so the
+// operands can be logged; simple and exact, and only this binary uses them.
+int memcmp(const void *a, const void *b, size_t n) {
+  const unsigned char *x = a, *y = b;
+  size_t i = 0;
+  while (i < n && x[i] == y[i]) i++;
+  int r = i == n ? 0 : (int)x[i] - (int)y[i];
+  if (cmplog && r) cmplog_rtn(RETADDR, a, b, n);
+  return r;
+}
+int bcmp(const void *a, const void *b, size_t n) { return memcmp(a, b, n); }
+static int str_n_cmp(const char *a, const char *b, size_t n, int fold, uintptr_t pc) {
+  size_t i = 0;
+  int r = 0;
+  for (; i < n; i++) {
+    unsigned char x = (unsigned char)a[i], y = (unsigned char)b[i];
+    if (fold) {
+      if (x >= 'A' && x <= 'Z') x += 32;
+      if (y >= 'A' && y <= 'Z') y += 32;
+    }
+    if (x != y || !x) {
+      r = (int)x - (int)y;
+      break;
+    }
+  }
+  if (cmplog && r) {
+    size_t la = strnlen(a, CMPLOG_RTN_LEN), lb = strnlen(b, CMPLOG_RTN_LEN);
+    size_t len = (la > lb ? la : lb) + 1;
+    if (len > n) len = n;
+    if (len > CMPLOG_RTN_LEN) len = CMPLOG_RTN_LEN;
+    char pa[CMPLOG_RTN_LEN] = {0}, pb[CMPLOG_RTN_LEN] = {0};
+    memcpy(pa, a, la < len ? la : len);
+    memcpy(pb, b, lb < len ? lb : len);
+    cmplog_rtn(pc, pa, pb, len);
+  }
+  return r;
+}
+int strcmp(const char *a, const char *b) { return str_n_cmp(a, b, (size_t)-1, 0, RETADDR); }
+int strncmp(const char *a, const char *b, size_t n) { return str_n_cmp(a, b, n, 0, RETADDR); }
+int strcasecmp(const char *a, const char *b) { return str_n_cmp(a, b, (size_t)-1, 1, RETADDR); }
+int strncasecmp(const char *a, const char *b, size_t n) { return str_n_cmp(a, b, n, 1, RETADDR); }
+
 // ASan: abort() on a report, so the fuzzer sees a crash signal.
 __attribute__((weak)) const char *__asan_default_options(void) {
   return "abort_on_error=1:symbolize=0:detect_leaks=0:allocator_may_return_null=1";
@@ -62,6 +190,14 @@ static size_t map_size(void) { return (size_t)(counters_stop - counters_start); 
 static void die(const char *what) {
   fprintf(stderr, "lafuzz standalone runtime: %s: %s\n", what, strerror(errno));
   _exit(1);
+}
+
+static void map_cmplog(void) {
+  const char *id = getenv("__LAFUZZ_CMPLOG_SHM_ID");
+  if (!id) return;
+  void *seg = shmat(atoi(id), NULL, 0);
+  if (seg == (void *)-1) die("cannot attach __LAFUZZ_CMPLOG_SHM_ID");
+  cmplog = seg;
 }
 
 // Puts the fuzzer's coverage segment over the counters' pages.
@@ -109,6 +245,7 @@ void __afl_manual_init(void) {
   forkserver_running = 1;
   map_coverage();
   map_testcase();
+  map_cmplog();
   if (write_u32(FS_VERSION) < 0) return;  // not run by a fuzzer
   uint32_t reply;
   if (read_u32(&reply) < 0 || reply != (FS_VERSION ^ 0xffffffffu)) _exit(1);

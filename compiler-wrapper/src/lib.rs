@@ -102,8 +102,7 @@ fn env_on(name: &str) -> bool {
 pub fn run(is_cpp: bool) -> ! {
     let mut args: Vec<String> = env::args().collect();
     let standalone = take_flag(&mut args, "--standalone") || env_on("LAFUZZ_STANDALONE");
-    // The standalone runtime has no comparison logging (yet): no hooks to call there.
-    let cmplog = !(take_flag(&mut args, "--no-cmplog") || env_on("LAFUZZ_NO_CMPLOG") || standalone);
+    let cmplog = !(take_flag(&mut args, "--no-cmplog") || env_on("LAFUZZ_NO_CMPLOG"));
     if args.len() <= 1 {
         eprintln!(
             "usage: {} [clang arguments]  (compiles with coverage, links the lafuzz runtime)",

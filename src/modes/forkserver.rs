@@ -5,6 +5,7 @@
 
 use std::{
     io::Read,
+    mem::size_of,
     process::{Command, Stdio},
     thread::sleep,
     time::{Duration, Instant},
@@ -19,8 +20,10 @@ use libafl::{
 };
 use libafl_bolts::{
     shmem::{ShMem, ShMemProvider},
+    tuples::tuple_list,
     StdTargetArgs,
 };
+use libafl_targets::{cmps::CmpLogMap, CmpLogObserver};
 use nix::sys::signal::Signal;
 
 use crate::{
@@ -98,6 +101,41 @@ pub fn coverage_map(map_size: usize) -> Result<(EdgesObserver, SharedMap), Error
     // SAFETY: the segment lives as long as the returned handle.
     let map = unsafe { StdMapObserver::from_mut_ptr("edges", shmem.as_mut_ptr(), map_size) };
     Ok((HitcountsMapObserver::new(map).track_indices(), shmem))
+}
+
+/// The comparison log shared with the tracing fork server (in LibAFL's `CmpLogMap` layout,
+/// which the standalone runtime writes when `__LAFUZZ_CMPLOG_SHM_ID` is set): the observer,
+/// the segment (keep it), and its id for the tracer's environment.
+pub fn cmplog_map() -> Result<(CmpLogObserver, SharedMap, String), Error> {
+    let mut shmem = SelfCleaningShMemProvider::new()?.new_shmem(size_of::<CmpLogMap>())?;
+    let id = shmem.id().to_string();
+    // SAFETY: the segment is as large as the map and outlives the observer's use of it.
+    let observer =
+        unsafe { CmpLogObserver::with_map_ptr("cmplog", shmem.as_mut_ptr().cast(), true) };
+    Ok((observer, shmem, id))
+}
+
+pub type Tracer = ForkserverExecutor<BytesInput, (CmpLogObserver, ()), State, SharedMap>;
+
+/// A second fork server of the target, one fork per input, that logs comparisons: the
+/// comparison-tracing stage runs inputs through it.
+pub fn tracer(
+    target: &[String],
+    map_size: usize,
+    cmplog: CmpLogObserver,
+    cmplog_id: &str,
+    timeout: Duration,
+) -> Result<Tracer, Error> {
+    let mut provider = SelfCleaningShMemProvider::new()?;
+    ForkserverExecutor::builder()
+        .program(target[0].clone())
+        .parse_afl_cmdline(&target[1..])
+        .env("__LAFUZZ_CMPLOG_SHM_ID", cmplog_id)
+        .coverage_map_size(map_size.div_ceil(64) * 64)
+        .timeout(timeout)
+        .kill_signal(Signal::SIGKILL)
+        .shmem_provider(&mut provider)
+        .build(tuple_list!(cmplog))
 }
 
 /// Starts the target's fork server. `persistent`: the child runs many inputs.
