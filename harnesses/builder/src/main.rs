@@ -69,6 +69,12 @@ fn run() -> Result<(), String> {
             "harnesses/magic/magic.c",
             &["--no-cmplog"],
         )?;
+        build_c(
+            &paths,
+            "magic-standalone",
+            "harnesses/magic/magic.c",
+            &["--standalone"],
+        )?;
     }
     if want("aflstyle") {
         build_c(
