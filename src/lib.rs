@@ -16,7 +16,7 @@ mod output;
 mod replay;
 mod shmem;
 mod solutions;
-mod supervisor;
+pub mod supervisor;
 
 use mimalloc::MiMalloc;
 

@@ -50,11 +50,9 @@ pub fn run(max_time: Option<Duration>, campaign: impl FnOnce() -> i32) -> Result
     for sig in STOP_SIGNALS {
         set_handler(sig, on_stop_signal as *const () as libc::sighandler_t);
     }
-    // SAFETY: plain process-control syscalls; we are single-threaded here.
-    let pid = unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-        libc::fork()
-    };
+    become_subreaper();
+    // SAFETY: plain process-control syscall; we are single-threaded here.
+    let pid = unsafe { libc::fork() };
     if pid < 0 {
         return Err(format!("fork failed: {}", std::io::Error::last_os_error()));
     }
@@ -93,6 +91,14 @@ pub fn run(max_time: Option<Duration>, campaign: impl FnOnce() -> i32) -> Result
     Ok(ending)
 }
 
+/// Orphaned descendants become our children (and ours to reap and kill), not init's.
+pub fn become_subreaper() {
+    // SAFETY: a process-control flag on ourselves.
+    unsafe {
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+}
+
 /// Our direct children, from /proc.
 fn children() -> Vec<libc::pid_t> {
     let me = std::process::id().to_string();
@@ -116,7 +122,7 @@ fn children() -> Vec<libc::pid_t> {
 }
 
 /// Kills and reaps every process still below us (we are their subreaper) until none is left.
-fn kill_remaining_descendants() {
+pub fn kill_remaining_descendants() {
     let until = Instant::now() + Duration::from_secs(10);
     while Instant::now() < until {
         for child in children() {

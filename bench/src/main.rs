@@ -60,6 +60,9 @@ fn main() {
 }
 
 fn run(opts: Options) -> Result<(), String> {
+    // AFL++ starts its fork servers in sessions of their own; as their subreaper the bench can
+    // still stop everything a run leaves behind.
+    lafuzz::supervisor::become_subreaper();
     let paths = Paths::new()?;
     let afl = runner::afl_available();
     let all = Fuzzer::libpng_fuzzers(&paths);

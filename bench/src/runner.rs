@@ -168,6 +168,8 @@ impl Started {
         // SAFETY: as above; whatever is left of the group goes.
         unsafe { libc::kill(-self.pid(), libc::SIGKILL) };
         let _ = self.child.wait();
+        // And what left the group (AFL++'s fork servers and their stopped children).
+        lafuzz::supervisor::kill_remaining_descendants();
         (wall, children_cpu_secs() - self.cpu_before)
     }
 }
