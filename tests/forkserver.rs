@@ -206,3 +206,48 @@ fn afl_style_program_with_its_own_main_builds_and_fuzzes_unchanged() {
         .unwrap();
     assert!(status.code().is_none(), "{status}");
 }
+
+#[test]
+fn asan_reports_are_crashes_in_persistent_mode() {
+    let tmp = TempDir::new("asan");
+    let target = tmp.path().join("overflow-asan");
+    let built = Command::new(root().join("target/release/libafl_cc"))
+        .args(["--standalone", "-O1", "-fsanitize=address"])
+        .arg(root().join("harnesses/asan/overflow.c"))
+        .arg("-o")
+        .arg(&target)
+        .status()
+        .unwrap();
+    assert!(
+        built.success(),
+        "ASan build failed (libclang-rt-19-dev installed?)"
+    );
+    let seeds = tmp.path().join("seeds");
+    std::fs::create_dir_all(&seeds).unwrap();
+    std::fs::write(seeds.join("near"), "OVEX").unwrap();
+    let out = tmp.path().join("out");
+    let args = [
+        "fuzz",
+        "--mode",
+        "persistent",
+        "-i",
+        seeds.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--max-time",
+        "120",
+        "--",
+        target.to_str().unwrap(),
+    ];
+    let mut campaign = Campaign::start(&root().join("target/release/fuzzer"), &args, &out);
+    campaign.wait_for(Duration::from_secs(90), "the ASan crash", |s| {
+        stat(s, "saved_crashes") >= 1
+    });
+    assert!(campaign.stop_with(libc::SIGINT).success());
+    let crash = inputs(&out.join("crashes"))[0].clone();
+    assert!(std::fs::read(&crash).unwrap().starts_with(b"OVER"));
+    // By hand, the target reports it and aborts (the runtime's abort_on_error=1).
+    let by_hand = Command::new(&target).arg(&crash).output().unwrap();
+    assert!(by_hand.status.code().is_none(), "{}", by_hand.status);
+    assert!(String::from_utf8_lossy(&by_hand.stderr).contains("heap-buffer-overflow"));
+}

@@ -180,8 +180,9 @@ int strncmp(const char *a, const char *b, size_t n) { return str_n_cmp(a, b, n, 
 int strcasecmp(const char *a, const char *b) { return str_n_cmp(a, b, (size_t)-1, 1, RETADDR); }
 int strncasecmp(const char *a, const char *b, size_t n) { return str_n_cmp(a, b, n, 1, RETADDR); }
 
-// ASan: abort() on a report, so the fuzzer sees a crash signal.
-__attribute__((weak)) const char *__asan_default_options(void) {
+// ASan: abort() on a report, so the fuzzer sees a crash signal. Strong: the ASan runtime's own
+// weak default would otherwise win. ASAN_OPTIONS in the environment still takes precedence.
+const char *__asan_default_options(void) {
   return "abort_on_error=1:symbolize=0:detect_leaks=0:allocator_may_return_null=1";
 }
 
