@@ -185,6 +185,10 @@ pub fn run(
                 let tokens = state.metadata_or_insert_with(Tokens::new);
                 tokens.add_tokens(&autotokens);
             }
+            if !modes::forkserver::logs_comparisons(&c.opts.target[0]) {
+                let mut stages = tuple_list!(calibration, havoc_stage());
+                return fuzz(&mut executor, &mut stages, fuzzer, state, mgr, c, None);
+            }
             let (cmplog_observer, _cmplog_map, cmplog_id) = modes::forkserver::cmplog_map()?;
             let tracer = modes::forkserver::tracer(
                 &c.opts.target,

@@ -103,6 +103,15 @@ pub fn coverage_map(map_size: usize) -> Result<(EdgesObserver, SharedMap), Error
     Ok((HitcountsMapObserver::new(map).track_indices(), shmem))
 }
 
+/// True when `program` was built by our `libafl_cc --standalone` (its runtime can log
+/// comparisons); AFL++'s builds cannot, and get no tracing fork server.
+pub fn logs_comparisons(program: &str) -> bool {
+    std::fs::read(program).is_ok_and(|bytes| {
+        let marker = b"__LAFUZZ_CMPLOG_SHM_ID";
+        bytes.windows(marker.len()).any(|w| w == marker)
+    })
+}
+
 /// The comparison log shared with the tracing fork server (in LibAFL's `CmpLogMap` layout,
 /// which the standalone runtime writes when `__LAFUZZ_CMPLOG_SHM_ID` is set): the observer,
 /// the segment (keep it), and its id for the tracer's environment.
@@ -131,6 +140,8 @@ pub fn tracer(
         .program(target[0].clone())
         .parse_afl_cmdline(&target[1..])
         .env("__LAFUZZ_CMPLOG_SHM_ID", cmplog_id)
+        // One fork per traced input, even when the fuzzing fork server is persistent.
+        .env("__AFL_PERSISTENT", "0")
         .coverage_map_size(map_size.div_ceil(64) * 64)
         .timeout(timeout)
         .kill_signal(Signal::SIGKILL)
