@@ -12,7 +12,7 @@ use libafl::{
     },
     executors::{Executor, HasObservers},
     feedbacks::{EagerOrFeedback, MaxMapFeedback, TimeFeedback},
-    fuzzer::{Fuzzer, NopInputFilter, StdFuzzer},
+    fuzzer::{Fuzzer, StdFuzzer},
     inputs::{BytesInput, BytesInputConverter},
     mutators::{havoc_mutations, tokens_mutations, HavocScheduledMutator, Tokens},
     observers::ObserversTuple,
@@ -40,7 +40,7 @@ use crate::{
     options::{Campaign, Mode},
     output,
     shmem::SelfCleaningShMemProvider,
-    solutions::{KnownSolutions, SaveNewSolutions, Triage},
+    solutions::{SaveNewSolutions, SkipKnownSolutions, Triage},
 };
 
 /// How often a client sends its statistics to the broker.
@@ -66,7 +66,7 @@ type Scheduler = IndexesLenTimeMinimizerScheduler<
     EdgesObserver,
 >;
 pub type ClientFuzzer =
-    StdFuzzer<Scheduler, CoverageFeedback, BytesInputConverter, NopInputFilter, Objective>;
+    StdFuzzer<Scheduler, CoverageFeedback, BytesInputConverter, SkipKnownSolutions, Objective>;
 
 /// An observer over the target's inline 8-bit counters, bucketed into AFL hit counts.
 fn edges_observer() -> Result<EdgesObserver, Error> {
@@ -86,6 +86,7 @@ pub fn run(
 ) -> Result<(), Error> {
     // Out of process, the map is shared memory handed to the target; keep it until the end.
     let (edges, _shared_map) = if c.opts.mode.runs_standalone_target() {
+        modes::forkserver::sanitizers_report_as_crashes();
         let (edges, map) = modes::forkserver::coverage_map(c.map_size)?;
         (edges, Some(map))
     } else {
@@ -129,17 +130,17 @@ pub fn run(
         &edges,
         StdWeightedScheduler::with_schedule(&mut state, &edges, Some(PowerSchedule::fast())),
     );
-    let mut fuzzer = StdFuzzer::new(scheduler, feedback, objective);
+    let mut fuzzer = StdFuzzer::builder()
+        .scheduler(scheduler)
+        .feedback(feedback)
+        .objective(objective)
+        .input_filter(SkipKnownSolutions)
+        .build();
     let observers = tuple_list!(edges, time);
     let timeout = Duration::from_millis(c.opts.timeout_ms);
 
     if !c.opts.mode.runs_standalone_target() {
         harness::initialize();
-    }
-    if let Some(known) = state.metadata_map().get::<KnownSolutions>() {
-        for (hash, outcome) in known.outcomes() {
-            harness::remember_solution(hash, outcome);
-        }
     }
     let (fuzzer, state, mgr) = (&mut fuzzer, &mut state, &mut mgr);
     match c.opts.mode {

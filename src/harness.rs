@@ -1,9 +1,7 @@
 //! The target linked into this binary: libFuzzer's `LLVMFuzzerTestOneInput`, its optional
 //! `LLVMFuzzerInitialize`, and our optional `LLVMFuzzerReset` (see `hooks.c`).
 
-use std::{cell::RefCell, collections::HashMap};
-
-use libafl::executors::ExitKind;
+use std::cell::RefCell;
 
 use libafl::Error;
 use libafl_targets::{counters_maps_ptr, libfuzzer_initialize, libfuzzer_test_one_input};
@@ -58,37 +56,6 @@ pub fn has_reset_hook() -> bool {
 pub fn reset() {
     // SAFETY: the hook takes no arguments; absent, the shim does nothing.
     unsafe { lafuzz_call_reset_hook() }
-}
-
-thread_local! {
-    /// Inputs known to crash or hang in this client, by hash (see [`known_outcome`]).
-    static KNOWN_SOLUTIONS: RefCell<HashMap<u64, ExitKind>> = RefCell::new(HashMap::new());
-}
-
-/// The hash by which crashing and hanging inputs are remembered.
-pub fn input_hash(input: &[u8]) -> u64 {
-    libafl_bolts::hash_std(input)
-}
-
-/// Remembers inputs that crashed or hung, so the in-process harness reports them again
-/// without running them: once a crash is found, mutations keep producing it, and each real
-/// crash or hang costs an in-process client a restart (and a hang its whole timeout).
-pub fn remember_solution(hash: u64, outcome: ExitKind) {
-    KNOWN_SOLUTIONS.with(|k| {
-        k.borrow_mut().insert(hash, outcome);
-    });
-}
-
-/// How `input` ended before, if it crashed or hung. Costs nothing until the first solution.
-pub fn known_outcome(input: &[u8]) -> Option<ExitKind> {
-    KNOWN_SOLUTIONS.with(|k| {
-        let known = k.borrow();
-        if known.is_empty() {
-            None
-        } else {
-            known.get(&input_hash(input)).copied()
-        }
-    })
 }
 
 /// How many of the latest inputs an in-process client remembers: when a crash does not

@@ -19,6 +19,7 @@ use libafl::{
     corpus::Testcase,
     executors::ExitKind,
     feedbacks::{Feedback, StateInitializer},
+    fuzzer::InputFilter,
     inputs::HasTargetBytes,
     observers::MapObserver,
     Error, HasMetadata, HasNamedMetadata,
@@ -88,19 +89,36 @@ impl SolutionCoverage {
 }
 
 /// Hashes of the inputs that crashed or hung in this client, kept in the state so a restarted
-/// client still knows them (see `harness::known_outcome`).
+/// in-process client still knows them.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub struct KnownSolutions {
-    pub crashes: HashSet<u64>,
-    pub hangs: HashSet<u64>,
+    hashes: HashSet<u64>,
 }
 libafl_bolts::impl_serdeany!(KnownSolutions);
 
-impl KnownSolutions {
-    /// Every known input with how it ended.
-    pub fn outcomes(&self) -> impl Iterator<Item = (u64, ExitKind)> + '_ {
-        let crashes = self.crashes.iter().map(|h| (*h, ExitKind::Crash));
-        crashes.chain(self.hangs.iter().map(|h| (*h, ExitKind::Timeout)))
+fn input_hash(input: &[u8]) -> u64 {
+    libafl_bolts::hash_std(input)
+}
+
+/// The fuzzer's input filter: mutated inputs already known to crash or hang are not run again.
+/// Once a bug is found, mutations (comparison solving above all) keep producing the same input,
+/// and each rerun costs an in-process client a restart and any mode a whole timeout per hang.
+/// Calibration and tracing run corpus entries directly, never through this filter.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SkipKnownSolutions;
+
+impl<EM, I, S> InputFilter<EM, I, S> for SkipKnownSolutions
+where
+    I: HasTargetBytes,
+    S: HasMetadata,
+{
+    fn should_execute(&mut self, input: &I, state: &mut S, _mgr: &mut EM) -> Result<bool, Error> {
+        Ok(match state.metadata_map().get::<KnownSolutions>() {
+            Some(known) if !known.hashes.is_empty() => {
+                !known.hashes.contains(&input_hash(&input.target_bytes()))
+            }
+            _ => true,
+        })
     }
 }
 
@@ -214,17 +232,9 @@ where
         let Some(kind) = SolutionKind::of(exit_kind) else {
             return Ok(false);
         };
-        if self.triage.is_some() {
-            // In process: remember it, so it is not run (and restarted for) again.
-            let hash = harness::input_hash(&input.target_bytes());
-            let known = state.metadata_or_insert_with(KnownSolutions::default);
-            let set = match kind {
-                SolutionKind::Crash => &mut known.crashes,
-                SolutionKind::Hang => &mut known.hangs,
-            };
-            if set.len() < MAX_KNOWN_SOLUTIONS && set.insert(hash) {
-                harness::remember_solution(hash, *exit_kind);
-            }
+        let known = state.metadata_or_insert_with(KnownSolutions::default);
+        if known.hashes.len() < MAX_KNOWN_SOLUTIONS {
+            known.hashes.insert(input_hash(&input.target_bytes()));
         }
         // The comparison-tracing executor runs without the coverage observer: a crash there
         // has no coverage to compare, and is new only if it is the first of its kind.

@@ -186,6 +186,15 @@ const char *__asan_default_options(void) {
   return "abort_on_error=1:symbolize=0:detect_leaks=0:allocator_may_return_null=1";
 }
 
+// UBSan's standalone runtime comes with every -fsanitize-coverage build (clang links it for the
+// coverage callbacks) and catches SIGSEGV and friends to print a report and exit(1): the fuzzer
+// would see a clean exit, late (the report is symbolized), instead of a crash. Let the signals
+// kill the process, and make UBSan's own checks (-fsanitize=undefined) abort.
+const char *__ubsan_default_options(void) {
+  return "halt_on_error=1:abort_on_error=1:symbolize=0:handle_segv=0:handle_sigbus=0:"
+         "handle_abort=0:handle_sigfpe=0:handle_sigill=0";
+}
+
 static size_t map_size(void) { return (size_t)(counters_stop - counters_start); }
 
 static void die(const char *what) {

@@ -87,6 +87,21 @@ pub fn probe_map_size(target: &[String]) -> Result<usize, String> {
     }
 }
 
+/// UBSan's options for targets that do not set their own (AFL++ builds; ours build them in):
+/// its signal handlers would turn a SIGSEGV into a slow, symbolized report and `exit(1)`, which
+/// the fork server sees as a clean exit or a hang, not a crash. `UBSAN_OPTIONS` given by the
+/// user is kept.
+const UBSAN_OPTIONS: &str = "halt_on_error=1:abort_on_error=1:symbolize=0:handle_segv=0:\
+                             handle_sigbus=0:handle_abort=0:handle_sigfpe=0:handle_sigill=0";
+
+/// Makes sanitizer findings in the target end in a crash signal.
+pub fn sanitizers_report_as_crashes() {
+    if std::env::var_os("UBSAN_OPTIONS").is_none() {
+        // SAFETY: the client is single-threaded while it sets up its target's environment.
+        unsafe { std::env::set_var("UBSAN_OPTIONS", UBSAN_OPTIONS) };
+    }
+}
+
 /// The coverage map shared with the target: the observer, and the segment it lives in (keep
 /// it as long as the executor).
 pub fn coverage_map(map_size: usize) -> Result<(EdgesObserver, SharedMap), Error> {
