@@ -4,13 +4,13 @@
 use std::{fs, net::TcpListener, time::Duration};
 
 use libafl::{
-    events::{ClientDescription, EventConfig, Launcher},
+    events::{ClientDescription, Launcher},
     Error,
 };
 use libafl_bolts::shmem::ShMemProvider;
 
 use crate::{
-    client, harness,
+    broker, client, harness,
     monitor::{CampaignMonitor, Reproduce},
     options::error_text,
     options::{Campaign, Mode},
@@ -58,7 +58,12 @@ fn run_client(
     desc: ClientDescription,
     c: &Campaign,
 ) -> Result<(), Error> {
-    let result = client::run(state, mgr, desc, c);
+    stop_campaign_on_error(client::run(state, mgr, desc, c), c)
+}
+
+/// A client or broker that fails leaves its error for the command to report and stops the
+/// campaign; failing while being stopped is not news.
+fn stop_campaign_on_error<T>(result: Result<T, Error>, c: &Campaign) -> Result<T, Error> {
     if let Err(e) = &result {
         if !matches!(e, Error::ShuttingDown) {
             let _ = fs::write(output::client_error_file(&c.output), error_text(e));
@@ -103,16 +108,30 @@ fn launch(c: &Campaign) -> i32 {
         let monitor = CampaignMonitor::new(&c.output, c.cores.ids.len(), reproduce);
         let mut run_client = |state, mgr, desc| run_client(state, mgr, desc, c);
         let silence = (!c.opts.show_output).then_some("/dev/null");
+        let clients = c.cores.ids.len();
+        // Clients and broker as LibAFL's Launcher sets them up, but our broker, which can
+        // link to a remote one (the Launcher of LibAFL 0.16.1 drops `remote_broker_addr`).
+        let spawn_mgr = |_: &Launcher<'_, _, _, _>, desc, monitor: Option<CampaignMonitor>| match (
+            desc, monitor,
+        ) {
+            (Some(desc), _) => broker::client_manager(shmem.clone(), port, desc),
+            (None, Some(monitor)) => stop_campaign_on_error(
+                broker::run(shmem.clone(), monitor, port, clients, c.remote_broker),
+                c,
+            )
+            .map(|()| unreachable!("the broker returns only when it stops")),
+            (None, None) => Err(Error::illegal_state("broker started without a monitor")),
+        };
         let launched = Launcher::builder()
-            .shmem_provider(shmem)
-            .configuration(EventConfig::from_name("lafuzz"))
+            .shmem_provider(shmem.clone())
+            .configuration(broker::configuration())
             .monitor(monitor)
             .run_client(&mut run_client)
             .cores(&c.cores)
             .broker_port(port)
             .stdout_file(silence)
             .build()
-            .launch();
+            .launch_with_manager(spawn_mgr);
         match launched {
             Ok(()) | Err(Error::ShuttingDown) => Ok(()),
             Err(e) => Err(format!(

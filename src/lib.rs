@@ -5,6 +5,7 @@
 //! The `fuzzer` binary is the same command line with no harness linked: it fuzzes standalone
 //! targets (`--mode forkserver` / `persistent`).
 
+mod broker;
 mod campaign;
 mod client;
 mod cmplog;

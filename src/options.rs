@@ -2,7 +2,9 @@
 
 use std::{
     fs,
+    net::{SocketAddr, TcpStream, ToSocketAddrs},
     path::{Path, PathBuf},
+    time::Duration,
 };
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -91,9 +93,15 @@ pub struct FuzzOptions {
     /// Random seed (default: from the clock).
     #[arg(long, value_name = "N")]
     pub seed: Option<u64>,
-    /// Port of the LLMP broker (default: a free local port).
+    /// Port of the LLMP broker (default: a free port). Other machines join with
+    /// `--remote-broker THIS_HOST:PORT`.
     #[arg(long, value_name = "PORT")]
     pub broker_port: Option<u16>,
+    /// Join the campaign whose broker listens at HOST:PORT (another machine, usually): the
+    /// two brokers exchange new corpus entries over LLMP's broker-to-broker TCP link. Runs
+    /// until --max-time or Ctrl-C.
+    #[arg(long, value_name = "HOST:PORT", conflicts_with = "runs")]
+    pub remote_broker: Option<String>,
     /// `reset` mode: restart the client from a clean process after this many inputs.
     #[arg(long, value_name = "N", default_value_t = 50_000)]
     pub restart_every: u64,
@@ -140,6 +148,8 @@ pub struct Campaign {
     /// Entries in the coverage map: the linked harness's counters, or what the standalone
     /// target reports.
     pub map_size: usize,
+    /// The broker to link ours to (`--remote-broker`), resolved and reachable.
+    pub remote_broker: Option<SocketAddr>,
 }
 
 /// Parses the command line, runs the subcommand and returns the process exit code.
@@ -198,6 +208,11 @@ pub fn validate(opts: FuzzOptions) -> Result<Campaign, String> {
             .len()
     };
     let cores = parse_cores(&opts.cores)?;
+    let remote_broker = opts
+        .remote_broker
+        .as_deref()
+        .map(reachable_broker)
+        .transpose()?;
     let mut tokens = Tokens::new();
     for dict in &opts.dicts {
         load_dict(&mut tokens, dict)?;
@@ -231,7 +246,22 @@ pub fn validate(opts: FuzzOptions) -> Result<Campaign, String> {
         tokens,
         seeds,
         map_size,
+        remote_broker,
     })
+}
+
+/// Resolves `--remote-broker` and checks something listens there, so a typo is an error now
+/// rather than a campaign that silently fuzzes alone.
+fn reachable_broker(addr: &str) -> Result<SocketAddr, String> {
+    let bad = |why: String| format!("bad --remote-broker '{addr}': {why}");
+    let resolved = addr
+        .to_socket_addrs()
+        .map_err(|e| bad(e.to_string()))?
+        .next()
+        .ok_or_else(|| bad("no address".into()))?;
+    TcpStream::connect_timeout(&resolved, Duration::from_secs(5))
+        .map_err(|e| bad(format!("cannot connect: {e}")))?;
+    Ok(resolved)
 }
 
 /// A LibAFL error as one line: its message without the backtrace LibAFL appends.
