@@ -12,28 +12,18 @@ fn check_stop(mode: &str, signal: Option<i32>, cores: &str) {
     let tmp = TempDir::new("cleanup");
     let out = tmp.path().join("out");
     let corpus = corpus("libpng");
-    let mut args = vec![
-        "fuzz",
-        "--mode",
-        mode,
-        "-i",
-        corpus.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--cores",
-        cores,
-    ];
+    let mut args = vec!["--cores", cores];
     if signal.is_none() {
         args.extend(["--max-time", "6"]);
     }
     let standalone = fuzzer("libpng-standalone");
     let binary = if mode == "forkserver" || mode == "persistent" {
         args.extend(["--", standalone.to_str().unwrap()]);
-        root().join("target/release/fuzzer")
+        driver()
     } else {
         fuzzer("libpng")
     };
-    let mut campaign = Campaign::start(&binary, &args, &out);
+    let mut campaign = Campaign::fuzz(&binary, mode, &corpus, &out, &args);
     campaign.wait_for(Duration::from_secs(60), "executions", |s| {
         stat(s, "execs_done") > 1000
     });

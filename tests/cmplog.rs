@@ -12,18 +12,7 @@ fn campaign(binary: &str, mode: &str, secs: &str, tag: &str) -> (TempDir, Campai
     let tmp = TempDir::new(tag);
     let out = tmp.path().join("out");
     let corpus = corpus("magic");
-    let args = [
-        "fuzz",
-        "--mode",
-        mode,
-        "-i",
-        corpus.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--max-time",
-        secs,
-    ];
-    let campaign = Campaign::start(&fuzzer(binary), &args, &out);
+    let campaign = Campaign::fuzz(&fuzzer(binary), mode, &corpus, &out, &["--max-time", secs]);
     (tmp, campaign)
 }
 
@@ -70,20 +59,8 @@ fn cmplog_finds_the_magic_crash_in_persistent_mode_on_a_standalone_target() {
     let out = tmp.path().join("out");
     let corpus = corpus("magic");
     let target = fuzzer("magic-standalone");
-    let args = [
-        "fuzz",
-        "--mode",
-        "persistent",
-        "-i",
-        corpus.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--max-time",
-        "120",
-        "--",
-        target.to_str().unwrap(),
-    ];
-    let mut campaign = Campaign::start(&root().join("target/release/fuzzer"), &args, &out);
+    let args = ["--max-time", "120", "--", target.to_str().unwrap()];
+    let mut campaign = Campaign::fuzz(&driver(), "persistent", &corpus, &out, &args);
     campaign.wait_for(Duration::from_secs(60), "the magic crash", |s| {
         stat(s, "saved_crashes") >= 1
     });

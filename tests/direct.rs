@@ -12,25 +12,8 @@ fn crashme_crash_and_hang_are_found_saved_and_replayed() {
     let out = tmp.path().join("out");
     let bin = fuzzer("crashme");
     let corpus = corpus("crashme");
-    let mut campaign = Campaign::start(
-        &bin,
-        &[
-            "fuzz",
-            "--mode",
-            "direct",
-            "-i",
-            corpus.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "-t",
-            "200",
-            "--cores",
-            "0",
-            "--max-time",
-            "120",
-        ],
-        &out,
-    );
+    let args = ["-t", "200", "--cores", "0", "--max-time", "120"];
+    let mut campaign = Campaign::fuzz(&bin, "direct", &corpus, &out, &args);
     campaign.wait_for(Duration::from_secs(90), "crash and hang", |s| {
         stat(s, "saved_crashes") >= 1 && stat(s, "saved_hangs") >= 1
     });
@@ -87,19 +70,7 @@ fn libpng_coverage_grows_well_beyond_the_seeds() {
     let tmp = TempDir::new("direct-libpng");
     // Seeds alone (plus one round of mutations), then a short real campaign.
     let seeds_out = tmp.path().join("seeds");
-    let mut seeds = Campaign::start(
-        &bin,
-        &[
-            "fuzz",
-            "-i",
-            corpus.to_str().unwrap(),
-            "-o",
-            seeds_out.to_str().unwrap(),
-            "--runs",
-            "1",
-        ],
-        &seeds_out,
-    );
+    let mut seeds = Campaign::fuzz(&bin, "direct", &corpus, &seeds_out, &["--runs", "1"]);
     assert!(
         seeds.wait(Duration::from_secs(60)).success(),
         "{}",
@@ -113,21 +84,8 @@ fn libpng_coverage_grows_well_beyond_the_seeds() {
     );
 
     let out = tmp.path().join("out");
-    let mut campaign = Campaign::start(
-        &bin,
-        &[
-            "fuzz",
-            "-i",
-            corpus.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "-x",
-            dict.to_str().unwrap(),
-            "--max-time",
-            "20",
-        ],
-        &out,
-    );
+    let args = ["-x", dict.to_str().unwrap(), "--max-time", "20"];
+    let mut campaign = Campaign::fuzz(&bin, "direct", &corpus, &out, &args);
     assert!(
         campaign.wait(Duration::from_secs(60)).success(),
         "{}",
@@ -151,22 +109,12 @@ fn second_campaign_resumes_from_the_queue() {
     let tmp = TempDir::new("direct-resume");
     let out = tmp.path().join("out");
     let corpus = corpus("crashme");
-    let args = [
-        "fuzz",
-        "-i",
-        corpus.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "-t",
-        "200",
-        "--max-time",
-        "5",
-    ];
-    let mut first = Campaign::start(&bin, &args, &out);
+    let args = ["-t", "200", "--max-time", "5"];
+    let mut first = Campaign::fuzz(&bin, "direct", &corpus, &out, &args);
     assert!(first.wait(Duration::from_secs(60)).success());
     let queued = inputs(&out.join("queue")).len();
     assert!(queued > 2, "first campaign queued {queued}");
-    let mut second = Campaign::start(&bin, &args, &out);
+    let mut second = Campaign::fuzz(&bin, "direct", &corpus, &out, &args);
     assert!(second.wait(Duration::from_secs(60)).success());
     assert!(
         second

@@ -17,23 +17,8 @@ fn fork_mode_finds_crashes_and_hang_and_sees_crashing_childrens_coverage() {
     }
     let out = tmp.path().join("out");
     let bin = fuzzer("crashme");
-    let mut campaign = Campaign::start(
-        &bin,
-        &[
-            "fuzz",
-            "--mode",
-            "fork",
-            "-i",
-            seeds.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "-t",
-            "200",
-            "--max-time",
-            "150",
-        ],
-        &out,
-    );
+    let args = ["-t", "200", "--max-time", "150"];
+    let mut campaign = Campaign::fuzz(&bin, "fork", &seeds, &out, &args);
     campaign.wait_for(Duration::from_secs(120), "two crashes and a hang", |s| {
         stat(s, "saved_crashes") >= 2 && stat(s, "saved_hangs") >= 1
     });

@@ -27,23 +27,10 @@ fn finds_crash_and_hang(mode: &str, target: &[&str], tag: &str) {
     let tmp = TempDir::new(tag);
     let seeds = near_bug_seeds(tmp.path());
     let out = tmp.path().join("out");
-    let mut args = vec![
-        "fuzz",
-        "--mode",
-        mode,
-        "-i",
-        seeds.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        // Each rerun of the found hang costs a whole timeout: keep it short.
-        "-t",
-        "100",
-        "--max-time",
-        "150",
-        "--",
-    ];
+    // A hang costs a whole timeout: keep it short.
+    let mut args = vec!["-t", "100", "--max-time", "150", "--"];
     args.extend(target);
-    let mut campaign = Campaign::start(&root().join("target/release/fuzzer"), &args, &out);
+    let mut campaign = Campaign::fuzz(&driver(), mode, &seeds, &out, &args);
     // Both planted crashes: abort() and a write through NULL (a SIGSEGV, which UBSan's runtime,
     // linked into every coverage build, must not turn into a report and exit(1)).
     campaign.wait_for(Duration::from_secs(120), "both crashes and a hang", |s| {
@@ -154,7 +141,7 @@ fn targets_that_are_not_fuzzing_targets_give_a_clear_error() {
     let out = out.to_str().unwrap();
     let corpus = corpus("crashme");
     let corpus = corpus.to_str().unwrap();
-    let driver = root().join("target/release/fuzzer");
+    let driver = driver();
     let base = ["fuzz", "--mode", "forkserver", "-i", corpus, "-o", out];
     let with = |extra: &[&'static str]| {
         base.iter()
@@ -204,20 +191,8 @@ fn afl_style_program_with_its_own_main_builds_and_fuzzes_unchanged() {
     let seeds = near_bug_seeds(tmp.path());
     let out = tmp.path().join("out");
     let target = fuzzer("aflstyle-standalone");
-    let args = [
-        "fuzz",
-        "--mode",
-        "persistent",
-        "-i",
-        seeds.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--max-time",
-        "150",
-        "--",
-        target.to_str().unwrap(),
-    ];
-    let mut campaign = Campaign::start(&root().join("target/release/fuzzer"), &args, &out);
+    let args = ["--max-time", "150", "--", target.to_str().unwrap()];
+    let mut campaign = Campaign::fuzz(&driver(), "persistent", &seeds, &out, &args);
     campaign.wait_for(Duration::from_secs(120), "a crash", |s| {
         stat(s, "saved_crashes") >= 1
     });
@@ -251,20 +226,8 @@ fn asan_reports_are_crashes_in_persistent_mode() {
     std::fs::create_dir_all(&seeds).unwrap();
     std::fs::write(seeds.join("near"), "OVEX").unwrap();
     let out = tmp.path().join("out");
-    let args = [
-        "fuzz",
-        "--mode",
-        "persistent",
-        "-i",
-        seeds.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--max-time",
-        "120",
-        "--",
-        target.to_str().unwrap(),
-    ];
-    let mut campaign = Campaign::start(&root().join("target/release/fuzzer"), &args, &out);
+    let args = ["--max-time", "120", "--", target.to_str().unwrap()];
+    let mut campaign = Campaign::fuzz(&driver(), "persistent", &seeds, &out, &args);
     campaign.wait_for(Duration::from_secs(90), "the ASan crash", |s| {
         stat(s, "saved_crashes") >= 1
     });

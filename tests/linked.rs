@@ -33,20 +33,8 @@ fn a_linked_campaign_gets_the_other_ones_corpus() {
     fs::write(byte.join("x"), "x").unwrap();
     let out_a = tmp.path().join("a");
     let port = free_port().to_string();
-    let common_args = ["--mode", "direct", "-t", "1000", "--max-time", "120"];
-    let mut args_a = vec![
-        "fuzz",
-        "-i",
-        byte.to_str().unwrap(),
-        "-o",
-        out_a.to_str().unwrap(),
-        "--cores",
-        "0",
-        "--broker-port",
-        &port,
-    ];
-    args_a.extend(common_args);
-    let mut a = Campaign::start(&bin, &args_a, &out_a);
+    let args_a = ["--cores", "0", "--broker-port", &port, "--max-time", "120"];
+    let mut a = Campaign::fuzz(&bin, "direct", &byte, &out_a, &args_a);
     a.wait_for(Duration::from_secs(30), "campaign A running", |s| {
         stat(s, "execs_done") > 0
     });
@@ -55,19 +43,15 @@ fn a_linked_campaign_gets_the_other_ones_corpus() {
     let pngs = corpus("libpng");
     let remote = format!("127.0.0.1:{port}");
     let out_b = tmp.path().join("b");
-    let mut args_b = vec![
-        "fuzz",
-        "-i",
-        pngs.to_str().unwrap(),
-        "-o",
-        out_b.to_str().unwrap(),
+    let args_b = [
         "--cores",
         "1",
         "--remote-broker",
         &remote,
+        "--max-time",
+        "120",
     ];
-    args_b.extend(common_args);
-    let mut b = Campaign::start(&bin, &args_b, &out_b);
+    let mut b = Campaign::fuzz(&bin, "direct", &pngs, &out_b, &args_b);
 
     let seeds: Vec<Vec<u8>> = inputs(&pngs)
         .iter()

@@ -13,24 +13,9 @@ fn reset_hook_keeps_the_sequence_crash_from_happening() {
     let tmp = TempDir::new("reset-hook");
     let out = tmp.path().join("out");
     let corpus = corpus("stateful");
-    let mut campaign = Campaign::start(
-        &fuzzer("stateful"),
-        // Restarting often also shows the client carries on across restarts.
-        &[
-            "fuzz",
-            "--mode",
-            "reset",
-            "--restart-every",
-            "2000",
-            "-i",
-            corpus.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "--max-time",
-            "10",
-        ],
-        &out,
-    );
+    // Restarting often also shows the client carries on across restarts.
+    let args = ["--restart-every", "2000", "--max-time", "10"];
+    let mut campaign = Campaign::fuzz(&fuzzer("stateful"), "reset", &corpus, &out, &args);
     assert!(
         campaign.wait(Duration::from_secs(60)).success(),
         "{}",
@@ -56,21 +41,7 @@ fn without_reset_hook_the_crash_is_flaky_and_its_sequence_reproduces_it() {
     let out = tmp.path().join("out");
     let corpus = corpus("stateful");
     let bin = fuzzer("stateful-noreset");
-    let mut campaign = Campaign::start(
-        &bin,
-        &[
-            "fuzz",
-            "--mode",
-            "direct",
-            "-i",
-            corpus.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "--max-time",
-            "120",
-        ],
-        &out,
-    );
+    let mut campaign = Campaign::fuzz(&bin, "direct", &corpus, &out, &["--max-time", "120"]);
     campaign.wait_for(Duration::from_secs(90), "a flaky crash", |s| {
         stat(s, "saved_flaky_crashes") >= 1
     });

@@ -65,7 +65,27 @@ pub struct Campaign {
     log: PathBuf,
 }
 
+/// The plain driver (`target/release/fuzzer`): no harness linked, it fuzzes standalone targets.
+pub fn driver() -> PathBuf {
+    root().join("target/release/fuzzer")
+}
+
 impl Campaign {
+    /// `binary fuzz --mode MODE -i SEEDS -o OUT EXTRA...`, in its own process group.
+    pub fn fuzz(binary: &Path, mode: &str, seeds: &Path, out: &Path, extra: &[&str]) -> Self {
+        let mut args = vec![
+            "fuzz",
+            "--mode",
+            mode,
+            "-i",
+            seeds.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        args.extend_from_slice(extra);
+        Self::start(binary, &args, out)
+    }
+
     pub fn start(binary: &Path, args: &[&str], out: &Path) -> Self {
         let log = out.with_extension("log");
         let file = fs::File::create(&log).unwrap();
