@@ -414,34 +414,13 @@ pub fn extras(
     runs.push(bare_loop(p, work, short, core)?);
 
     println!("bench: ours-direct on all cores ({secs} s)");
-    let direct = Fuzzer::ours(
-        "ours-direct-all-cores",
-        "direct",
-        p.fuzzers.join("libpng"),
-        None,
-    );
-    runs.push(fuzz(
-        p,
-        &direct,
-        &work.join("scaling-all"),
-        secs,
-        None,
-        "scaling",
-    )?);
-    let one = Fuzzer::ours(
-        "ours-direct-1-core",
-        "direct",
-        p.fuzzers.join("libpng"),
-        None,
-    );
-    runs.push(fuzz(
-        p,
-        &one,
-        &work.join("scaling-one"),
-        secs,
-        Some(core),
-        "scaling",
-    )?);
+    for (name, dir, pinned) in [
+        ("ours-direct-all-cores", "scaling-all", None),
+        ("ours-direct-1-core", "scaling-one", Some(core)),
+    ] {
+        let direct = Fuzzer::ours(name, "direct", p.fuzzers.join("libpng"), None);
+        runs.push(fuzz(p, &direct, &work.join(dir), secs, pinned, "scaling")?);
+    }
 
     let mut magic = vec![
         Fuzzer::ours("ours-direct", "direct", p.fuzzers.join("magic"), None),

@@ -189,7 +189,8 @@ const char *__asan_default_options(void) {
 // UBSan's standalone runtime comes with every -fsanitize-coverage build (clang links it for the
 // coverage callbacks) and catches SIGSEGV and friends to print a report and exit(1): the fuzzer
 // would see a clean exit, late (the report is symbolized), instead of a crash. Let the signals
-// kill the process, and make UBSan's own checks (-fsanitize=undefined) abort.
+// kill the process, and make UBSan's own checks (-fsanitize=undefined) abort. The fuzzer sets the
+// same options in UBSAN_OPTIONS (src/modes/forkserver.rs); this default is for runs by hand.
 const char *__ubsan_default_options(void) {
   return "halt_on_error=1:abort_on_error=1:symbolize=0:handle_segv=0:handle_sigbus=0:"
          "handle_abort=0:handle_sigfpe=0:handle_sigill=0";

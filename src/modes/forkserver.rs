@@ -87,7 +87,8 @@ pub fn probe_map_size(target: &[String]) -> Result<usize, String> {
     }
 }
 
-/// UBSan's options for targets that do not set their own (AFL++ builds; ours build them in):
+/// UBSan's options for targets that do not set their own (AFL++ builds; ours build the same
+/// string in, see `__ubsan_default_options` in the standalone runtime):
 /// its signal handlers would turn a SIGSEGV into a slow, symbolized report and `exit(1)`, which
 /// the fork server sees as a clean exit or a hang, not a crash. `UBSAN_OPTIONS` given by the
 /// user is kept.
