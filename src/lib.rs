@@ -13,7 +13,7 @@ mod harness;
 mod modes;
 mod monitor;
 mod options;
-mod output;
+pub mod output;
 mod replay;
 mod shmem;
 mod solutions;

@@ -2,9 +2,40 @@
 //! `plot_data`. One directory per campaign, whatever the number of cores.
 
 use std::{
+    collections::HashMap,
+    ffi::OsStr,
     fs,
     path::{Path, PathBuf},
 };
+
+/// Hidden files (`.name`) in an output or corpus directory are bookkeeping (locks, metadata,
+/// files being written), never inputs. Shared with the bench and the tests.
+pub fn is_hidden(file_name: &OsStr) -> bool {
+    file_name.as_encoded_bytes().starts_with(b".")
+}
+
+/// The saved inputs of one directory (regular, non-hidden files; not recursive), sorted.
+pub fn visible_files(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| !is_hidden(&e.file_name()) && e.path().is_file())
+                .map(|e| e.path())
+                .collect()
+        })
+        .unwrap_or_default();
+    files.sort();
+    files
+}
+
+/// Parses AFL-style `key : value` lines (`fuzzer_stats`, ours and AFL++'s).
+pub fn parse_fuzzer_stats(text: &str) -> HashMap<String, String> {
+    text.lines()
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+        .collect()
+}
 
 pub fn queue_dir(out: &Path) -> PathBuf {
     out.join("queue")
@@ -64,7 +95,7 @@ pub fn count_inputs(dir: &Path) -> usize {
     fs::read_dir(dir).map_or(0, |entries| {
         entries
             .filter_map(Result::ok)
-            .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+            .filter(|e| !is_hidden(&e.file_name()))
             .count()
     })
 }
@@ -74,7 +105,7 @@ pub fn newest_input(dir: &Path) -> Option<PathBuf> {
     fs::read_dir(dir)
         .ok()?
         .filter_map(Result::ok)
-        .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+        .filter(|e| !is_hidden(&e.file_name()))
         .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())
         .map(|e| e.path())
 }
@@ -113,6 +144,14 @@ mod tests {
         fs::write(out.join("file"), b"").unwrap();
         assert!(prepare(&out.join("file").join("sub")).is_err());
         fs::remove_dir_all(&out).unwrap();
+    }
+
+    #[test]
+    fn stats_lines_parse_to_keys_and_values() {
+        let stats = parse_fuzzer_stats("execs_done        : 42\ncommand_line      : a -x b:c\n");
+        assert_eq!(stats["execs_done"], "42");
+        assert_eq!(stats["command_line"], "a -x b:c");
+        assert!(is_hidden(OsStr::new(".lock")) && !is_hidden(OsStr::new("a.b")));
     }
 
     #[test]
