@@ -2,7 +2,7 @@
 //! testcases forwarded to every client), optionally linked to another machine's broker over
 //! LLMP's broker-to-broker TCP link (`--remote-broker`).
 
-use std::{net::SocketAddr, num::NonZeroUsize, time::Duration};
+use std::{convert::Infallible, net::SocketAddr, num::NonZeroUsize, time::Duration};
 
 use libafl::{
     events::{
@@ -23,8 +23,8 @@ use libafl_bolts::{
 };
 
 use crate::{
-    client::{Mgr, State},
     shmem::SelfCleaningShMemProvider,
+    types::{Mgr, State},
 };
 
 /// Every client and broker of a campaign (and of linked campaigns) share this configuration:
@@ -37,14 +37,15 @@ pub fn configuration() -> EventConfig {
 const HEARTBEAT: Duration = Duration::from_secs(30);
 
 /// Runs the broker until the campaign's `clients` have all exited (or forever, when linked to
-/// a remote broker: that link counts as a client that never leaves).
+/// a remote broker: that link counts as a client that never leaves). It only returns an
+/// error: `ShuttingDown` when the clients are done.
 pub fn run<MT: Monitor>(
     shmem: SelfCleaningShMemProvider,
     monitor: MT,
     port: u16,
     clients: usize,
     remote: Option<SocketAddr>,
-) -> Result<(), Error> {
+) -> Result<Infallible, Error> {
     let hooks = tuple_list!(LocalStatsOnly(StdLlmpEventHook::<BytesInput, MT>::new(
         monitor
     )?));

@@ -1,7 +1,7 @@
 //! The `fuzz` command: one broker and one client per core, through LibAFL's `Launcher` and
 //! LLMP, inside a supervised process group.
 
-use std::{fs, net::TcpListener, time::Duration};
+use std::{fs, net::TcpListener};
 
 use libafl::{
     events::{ClientDescription, Launcher},
@@ -10,35 +10,38 @@ use libafl::{
 use libafl_bolts::shmem::ShMemProvider;
 
 use crate::{
-    broker, client, harness,
-    monitor::{CampaignMonitor, Reproduce},
-    options::error_text,
-    options::{Campaign, Mode},
+    broker, client,
+    engine::FuzzConfig,
+    errors::error_text,
+    modes::{self, ExecutionMode},
+    monitor::CampaignMonitor,
+    options::FuzzOptions,
     output,
+    prepare::prepare,
     shmem::SelfCleaningShMemProvider,
     supervisor::{self, Ending},
+    types::{Mgr, State},
 };
 
-pub fn run(c: &Campaign) -> Result<i32, String> {
+/// Runs a campaign to its end; returns the exit code.
+pub fn run(opts: FuzzOptions) -> Result<i32, String> {
+    let mode = modes::of(opts.mode);
+    let config = prepare(mode, opts)?;
+    let opts = &config.opts;
     println!(
         "lafuzz: {:?} mode, {} core(s), {} seed file(s), {} dictionary token(s), output {}",
-        c.opts.mode,
-        c.cores.ids.len(),
-        c.seeds.len(),
-        c.tokens.len(),
-        c.output.display()
+        opts.mode,
+        opts.clients(),
+        config.seeds.len(),
+        config.tokens.len(),
+        config.output.display()
     );
-    if c.opts.mode == Mode::Reset && !harness::has_reset_hook() {
-        println!(
-            "lafuzz: warning: the harness has no LLVMFuzzerReset; reset mode only restarts \
-             the client every {} inputs",
-            c.opts.restart_every
-        );
+    if let Some(warning) = mode.warning(opts) {
+        println!("lafuzz: warning: {warning}");
     }
-    let max_time = c.opts.max_time.map(Duration::from_secs);
-    let error_file = output::client_error_file(&c.output);
+    let error_file = output::client_error_file(&config.output);
     let _ = fs::remove_file(&error_file);
-    let ending = supervisor::run(max_time, || launch(c))?;
+    let ending = supervisor::run(opts.max_time, || launch(mode, &config))?;
     // A client that failed stops the campaign and leaves its error; clients that fail while
     // being stopped are not news.
     let client_error = fs::read_to_string(&error_file).ok();
@@ -50,24 +53,14 @@ pub fn run(c: &Campaign) -> Result<i32, String> {
     }
 }
 
-/// Runs one client; a client that fails (its target does not start, say) stops the whole
-/// campaign, and its error is what the command reports.
-fn run_client(
-    state: Option<client::State>,
-    mgr: client::Mgr,
-    desc: ClientDescription,
-    c: &Campaign,
-) -> Result<(), Error> {
-    stop_campaign_on_error(client::run(state, mgr, desc, c), c)
-}
-
 /// A client or broker that fails leaves its error for the command to report and stops the
 /// campaign; failing while being stopped is not news.
-fn stop_campaign_on_error<T>(result: Result<T, Error>, c: &Campaign) -> Result<T, Error> {
+fn stop_campaign_on_error<T>(result: Result<T, Error>, config: &FuzzConfig) -> Result<T, Error> {
     if let Err(e) = &result {
         if !matches!(e, Error::ShuttingDown) {
-            let _ = fs::write(output::client_error_file(&c.output), error_text(e));
-            // SAFETY: signals this campaign's own process group (see supervisor.rs).
+            let _ = fs::write(output::client_error_file(&config.output), error_text(e));
+            // SAFETY: kill(2) on our own process group (0), which the supervisor made this
+            // campaign's alone (see supervisor.rs); no memory is involved.
             unsafe {
                 libc::kill(0, libc::SIGTERM);
             }
@@ -86,65 +79,54 @@ fn free_port() -> Result<u16, String> {
 }
 
 /// Runs the broker in this process and forks the clients; returns the exit code.
-fn launch(c: &Campaign) -> i32 {
-    let result = (|| -> Result<(), String> {
-        let port = match c.opts.broker_port {
-            Some(port) => port,
-            None => free_port()?,
-        };
-        let shmem = SelfCleaningShMemProvider::new().map_err(|e| {
-            format!(
-                "cannot set up shared memory: {}",
-                crate::options::error_text(&e)
-            )
-        })?;
-        let reproduce = if c.opts.mode.runs_standalone_target() {
-            Reproduce::Target {
-                command: c.opts.target.clone(),
-            }
-        } else {
-            Reproduce::for_this_binary()
-        };
-        let monitor = CampaignMonitor::new(&c.output, c.cores.ids.len(), reproduce);
-        let mut run_client = |state, mgr, desc| run_client(state, mgr, desc, c);
-        let silence = (!c.opts.show_output).then_some("/dev/null");
-        let clients = c.cores.ids.len();
-        // Clients and broker as LibAFL's Launcher sets them up, but our broker, which can
-        // link to a remote one (the Launcher of LibAFL 0.16.1 drops `remote_broker_addr`).
-        let spawn_mgr = |_: &Launcher<'_, _, _, _>, desc, monitor: Option<CampaignMonitor>| match (
-            desc, monitor,
-        ) {
-            (Some(desc), _) => broker::client_manager(shmem.clone(), port, desc),
-            (None, Some(monitor)) => stop_campaign_on_error(
-                broker::run(shmem.clone(), monitor, port, clients, c.remote_broker),
-                c,
-            )
-            .map(|()| unreachable!("the broker returns only when it stops")),
-            (None, None) => Err(Error::illegal_state("broker started without a monitor")),
-        };
-        let launched = Launcher::builder()
-            .shmem_provider(shmem.clone())
-            .configuration(broker::configuration())
-            .monitor(monitor)
-            .run_client(&mut run_client)
-            .cores(&c.cores)
-            .broker_port(port)
-            .stdout_file(silence)
-            .build()
-            .launch_with_manager(spawn_mgr);
-        match launched {
-            Ok(()) | Err(Error::ShuttingDown) => Ok(()),
-            Err(e) => Err(format!(
-                "campaign failed: {}",
-                crate::options::error_text(&e)
-            )),
-        }
-    })();
-    match result {
+fn launch(mode: &dyn ExecutionMode, config: &FuzzConfig) -> i32 {
+    match launch_clients_and_broker(mode, config) {
         Ok(()) => 0,
         Err(msg) => {
             eprintln!("lafuzz: error: {msg}");
             1
         }
+    }
+}
+
+fn launch_clients_and_broker(mode: &dyn ExecutionMode, config: &FuzzConfig) -> Result<(), String> {
+    let opts = &config.opts;
+    let port = match opts.broker_port {
+        Some(port) => port,
+        None => free_port()?,
+    };
+    let shmem = SelfCleaningShMemProvider::new()
+        .map_err(|e| format!("cannot set up shared memory: {}", error_text(&e)))?;
+    let monitor = CampaignMonitor::new(&config.output, opts.clients(), mode.reproduce(opts));
+    // A client that fails (its target does not start, say) stops the whole campaign, and its
+    // error is what the command reports.
+    let mut run_client = |state: Option<State>, mgr: Mgr, desc: ClientDescription| {
+        stop_campaign_on_error(client::run(mode, state, mgr, desc, config), config)
+    };
+    let clients = opts.clients();
+    // Clients and broker as LibAFL's Launcher sets them up, but our broker, which can link to
+    // a remote one (the Launcher of LibAFL 0.16.1 drops `remote_broker_addr`).
+    let spawn_mgr =
+        |_: &Launcher<'_, _, _, _>, desc, monitor: Option<CampaignMonitor>| match (desc, monitor) {
+            (Some(desc), _) => broker::client_manager(shmem.clone(), port, desc),
+            (None, Some(monitor)) => {
+                let ended = broker::run(shmem.clone(), monitor, port, clients, opts.remote_broker);
+                stop_campaign_on_error(ended, config).map(|never| match never {})
+            }
+            (None, None) => Err(Error::illegal_state("broker started without a monitor")),
+        };
+    let launched = Launcher::builder()
+        .shmem_provider(shmem.clone())
+        .configuration(broker::configuration())
+        .monitor(monitor)
+        .run_client(&mut run_client)
+        .cores(&opts.cores)
+        .broker_port(port)
+        .stdout_file((!opts.show_output).then_some("/dev/null"))
+        .build()
+        .launch_with_manager(spawn_mgr);
+    match launched {
+        Ok(()) | Err(Error::ShuttingDown) => Ok(()),
+        Err(e) => Err(format!("campaign failed: {}", error_text(&e))),
     }
 }

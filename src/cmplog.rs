@@ -21,8 +21,8 @@ use libafl_bolts::{shmem::ShMemProvider, tuples::tuple_list, ToSlice};
 use libafl_targets::{cmps::CmpLogMap, CmpLogObserver, CMPLOG_MAP_PTR};
 
 use crate::{
-    client::{ClientFuzzer, Mgr, Observers, State},
     shmem::SelfCleaningShMemProvider,
+    types::{ClientFuzzer, Mgr, Observers, SharedMemory, State},
 };
 
 /// The user statistic (and `fuzzer_stats` key) counting tokens learned from comparisons.
@@ -38,16 +38,11 @@ pub fn observer() -> CmpLogObserver {
 
 /// For fork mode: the comparison log moved to shared memory, so the parent reads what a
 /// child logged. Keep the returned segment as long as the observer.
-pub fn shared_observer() -> Result<
-    (
-        CmpLogObserver,
-        <SelfCleaningShMemProvider as ShMemProvider>::ShMem,
-    ),
-    Error,
-> {
+pub fn shared_observer() -> Result<(CmpLogObserver, SharedMemory), Error> {
     let mut shmem = SelfCleaningShMemProvider::new()?.new_shmem(size_of::<CmpLogMap>())?;
-    // SAFETY: the logging hooks write through this pointer; the segment is big enough for
-    // the map and outlives every execution of this client.
+    // SAFETY: the logging hooks write through this pointer; the segment is as large as the
+    // map and the caller keeps it as long as the client runs. The client is single-threaded,
+    // and no hook runs while the pointer is swapped (before the first execution).
     unsafe {
         CMPLOG_MAP_PTR = shmem.as_mut_ptr().cast();
     }

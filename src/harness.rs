@@ -1,7 +1,10 @@
 //! The target linked into this binary: libFuzzer's `LLVMFuzzerTestOneInput`, its optional
 //! `LLVMFuzzerInitialize`, and our optional `LLVMFuzzerReset` (see `hooks.c`).
 
-use std::cell::RefCell;
+use std::{
+    cell::RefCell,
+    sync::atomic::{AtomicBool, Ordering},
+};
 
 use libafl::Error;
 use libafl_targets::{counters_maps_ptr, libfuzzer_initialize, libfuzzer_test_one_input};
@@ -11,22 +14,45 @@ unsafe extern "C" {
     fn lafuzz_call_reset_hook();
 }
 
-/// The target's inline 8-bit coverage counters (the largest region, when a shared library
-/// brought its own).
-pub fn coverage_counters() -> Result<&'static mut [u8], Error> {
-    // SAFETY: the counters were registered by the instrumented code before main and are
-    // static; nothing else holds a reference to them across this call.
+/// The counter region the campaign observes: the largest, when a shared library brought its
+/// own. `None` when nothing instrumented is linked.
+fn largest_counter_region() -> Option<(*mut u8, usize)> {
+    // SAFETY: the instrumented code registered its counter regions before main; the list is
+    // not changed afterwards, and reading it does not touch the counters.
     let maps = unsafe { &*counters_maps_ptr() };
-    let Some(counters) = maps.iter().max_by_key(|m| m.len()) else {
+    if maps.len() > 1 {
+        log::warn!("{} counter regions; observing the largest", maps.len());
+    }
+    maps.iter()
+        .max_by_key(|m| m.len())
+        .map(|m| (m.as_ptr().cast_mut(), m.len()))
+}
+
+/// How many counters the linked target has (the coverage map's size), without taking them.
+pub fn coverage_counter_count() -> Option<usize> {
+    largest_counter_region().map(|(_, len)| len)
+}
+
+static COUNTERS_TAKEN: AtomicBool = AtomicBool::new(false);
+
+/// The target's inline 8-bit coverage counters, handed out once per process: whoever takes
+/// them (the coverage observer) owns the only Rust reference to them.
+pub fn take_coverage_counters() -> Result<&'static mut [u8], Error> {
+    let Some((ptr, len)) = largest_counter_region() else {
         return Err(Error::illegal_state(
             "the target has no coverage counters: build it with libafl_cc/libafl_cxx",
         ));
     };
-    if maps.len() > 1 {
-        log::warn!("{} counter regions; observing the largest", maps.len());
+    if COUNTERS_TAKEN.swap(true, Ordering::SeqCst) {
+        return Err(Error::illegal_state(
+            "the coverage counters were already taken",
+        ));
     }
-    // SAFETY: see above; the slice lives as long as the process.
-    Ok(unsafe { std::slice::from_raw_parts_mut(counters.as_ptr().cast_mut(), counters.len()) })
+    // SAFETY: the counters are static (they live as long as the process), and the flag above
+    // makes this the only reference to them made in this process. The instrumented code
+    // writes them through its own pointers while no Rust code reads them (the observer reads
+    // after each execution).
+    Ok(unsafe { std::slice::from_raw_parts_mut(ptr, len) })
 }
 
 /// Calls the target's `LLVMFuzzerInitialize`, if it has one, with our command line.

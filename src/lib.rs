@@ -4,29 +4,57 @@
 //! `main` (a weak one from `libafl_targets`) calls [`libafl_main`], which runs the command line.
 //! The `fuzzer` binary is the same command line with no harness linked: it fuzzes standalone
 //! targets (`--mode forkserver` / `persistent`).
+//!
+//! Modules in layers, each using only those below it:
+//! - the command line and what it runs: `options` (clap types), `campaign` (the launcher),
+//!   `prepare` (checks before start), `replay`;
+//! - the broker and the monitor: `broker`, `monitor`;
+//! - one client: `client` (the wiring shared by all modes), `modes` (one `ExecutionMode`
+//!   each), `engine` (stages and the fuzzing loop), `cmplog`, `solutions`;
+//! - the concrete LibAFL types: `types`;
+//! - the platform: `harness` (the linked target), `shmem`, `supervisor`, `output`,
+//!   `reproduce`, `errors`.
 
 mod broker;
 mod campaign;
 mod client;
 mod cmplog;
+mod engine;
+mod errors;
 mod harness;
 mod modes;
 mod monitor;
 mod options;
 pub mod output;
+mod prepare;
 mod replay;
+mod reproduce;
 mod shmem;
 mod solutions;
 pub mod supervisor;
+mod types;
 
 use mimalloc::MiMalloc;
+
+use options::{Cli, Command};
 
 #[global_allocator]
 static GLOBAL: MiMalloc = MiMalloc;
 
 /// Runs the command line; returns the exit code.
 pub fn run_command_line() -> i32 {
-    options::main()
+    let cli = match Cli::from_args() {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
+    let result = match cli.command {
+        Command::Fuzz(opts) => campaign::run(*opts),
+        Command::Replay(opts) => replay::run(&opts),
+    };
+    result.unwrap_or_else(|msg| {
+        eprintln!("lafuzz: error: {msg}");
+        1
+    })
 }
 
 /// Entry point called by the target's `main`.

@@ -29,6 +29,27 @@ pub fn visible_files(dir: &Path) -> Vec<PathBuf> {
     files
 }
 
+/// Regular, non-hidden files under `dir`, recursively, in a stable order (seed corpora).
+pub fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    let mut entries: Vec<_> = fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(fs::DirEntry::file_name);
+    for entry in entries {
+        if is_hidden(&entry.file_name()) {
+            continue;
+        }
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            collect_files(&path, out)?;
+        } else if path.is_file() {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
 /// Parses AFL-style `key : value` lines (`fuzzer_stats`, ours and AFL++'s).
 pub fn parse_fuzzer_stats(text: &str) -> HashMap<String, String> {
     text.lines()
@@ -115,11 +136,15 @@ pub fn input_name(bytes: &[u8]) -> String {
     format!("{:016x}", libafl_bolts::hash_std(bytes))
 }
 
-/// Writes a file atomically (write to a temporary name, then rename) so readers never see
-/// half a file.
+/// Writes a file atomically (to a hidden temporary name, then renamed) so readers never see
+/// half a file, and a failed write (a full disk) leaves no half-written input behind.
 pub fn write_atomic(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension("tmp");
-    fs::write(&tmp, contents)?;
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let tmp = path.with_file_name(format!(".{name}.tmp"));
+    if let Err(e) = fs::write(&tmp, contents) {
+        let _ = fs::remove_file(&tmp);
+        return Err(e);
+    }
     fs::rename(tmp, path)
 }
 
@@ -152,6 +177,20 @@ mod tests {
         assert_eq!(stats["execs_done"], "42");
         assert_eq!(stats["command_line"], "a -x b:c");
         assert!(is_hidden(OsStr::new(".lock")) && !is_hidden(OsStr::new("a.b")));
+    }
+
+    #[test]
+    fn collect_files_skips_hidden_and_recurses() {
+        let dir = std::env::temp_dir().join(format!("lafuzz-files-{}", std::process::id()));
+        fs::create_dir_all(dir.join("sub")).unwrap();
+        fs::write(dir.join("a"), "x").unwrap();
+        fs::write(dir.join(".a.lafl_lock"), "").unwrap();
+        fs::write(dir.join("sub/b"), "y").unwrap();
+        let mut files = Vec::new();
+        collect_files(&dir, &mut files).unwrap();
+        assert_eq!(files, vec![dir.join("a"), dir.join("sub/b")]);
+        assert_eq!(visible_files(&dir), vec![dir.join("a")]);
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -21,18 +21,18 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    fn describe(&self, timeout_ms: u64) -> String {
+    fn describe(&self, timeout: Duration) -> String {
         match self {
             Self::Ok => "ok".into(),
             Self::Crash(sig) => format!("CRASH (signal {sig}, {})", signal_name(*sig)),
-            Self::Timeout => format!("TIMEOUT (over {timeout_ms} ms)"),
+            Self::Timeout => format!("TIMEOUT (over {} ms)", timeout.as_millis()),
             Self::Exit(code) => format!("EXIT (the target called exit({code}))"),
         }
     }
 }
 
 pub fn run(opts: &ReplayOptions) -> Result<i32, String> {
-    let timeout = Duration::from_millis(opts.timeout_ms);
+    let timeout = opts.timeout;
     harness::initialize();
     let mut outcomes = Vec::new();
     if opts.sequence {
@@ -47,7 +47,7 @@ pub fn run(opts: &ReplayOptions) -> Result<i32, String> {
             println!(
                 "sequence of {} input(s): {}",
                 inputs.len(),
-                outcome.describe(opts.timeout_ms)
+                outcome.describe(timeout)
             );
         }
         outcomes.push(outcome);
@@ -55,7 +55,7 @@ pub fn run(opts: &ReplayOptions) -> Result<i32, String> {
         for file in &opts.files {
             let outcome = run_in_child(&[read(file)?], timeout)?;
             if !opts.quiet {
-                println!("{}: {}", file.display(), outcome.describe(opts.timeout_ms));
+                println!("{}: {}", file.display(), outcome.describe(timeout));
             }
             outcomes.push(outcome);
         }
@@ -83,7 +83,7 @@ fn sequence_files(path: &Path) -> Result<Vec<PathBuf>, String> {
         return Ok(vec![path.to_path_buf()]);
     }
     let mut files = Vec::new();
-    crate::options::collect_files(path, &mut files)
+    crate::output::collect_files(path, &mut files)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     Ok(files)
 }

@@ -27,9 +27,13 @@ impl ShMemProvider for SelfCleaningShMemProvider {
     fn new_shmem(&mut self, map_size: usize) -> Result<Self::ShMem, Error> {
         let shmem = self.inner.new_shmem(map_size)?;
         let id: i32 = shmem.id().into();
-        // SAFETY: plain syscall on a segment we just created and are attached to.
-        unsafe {
-            libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut());
+        // SAFETY: shmctl(2) on a segment we just created and are attached to; IPC_RMID takes
+        // no buffer.
+        if unsafe { libc::shmctl(id, libc::IPC_RMID, std::ptr::null_mut()) } != 0 {
+            return Err(Error::illegal_state(format!(
+                "cannot mark shared memory {id} for removal: {}",
+                std::io::Error::last_os_error()
+            )));
         }
         Ok(shmem)
     }

@@ -27,12 +27,19 @@ const GRACE: Duration = Duration::from_secs(2);
 const STOP_SIGNALS: [libc::c_int; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
 fn set_handler(sig: libc::c_int, handler: libc::sighandler_t) {
-    // SAFETY: installing a handler that only stores to an atomic, or the default.
-    unsafe {
+    // SAFETY: `action` is a zeroed, then filled sigaction that outlives the call; the handler
+    // is async-signal-safe (it only stores to an atomic) or the default.
+    let failed = unsafe {
         let mut action: libc::sigaction = std::mem::zeroed();
         action.sa_sigaction = handler;
         libc::sigemptyset(&mut action.sa_mask);
-        libc::sigaction(sig, &action, std::ptr::null_mut());
+        libc::sigaction(sig, &action, std::ptr::null_mut()) != 0
+    };
+    if failed {
+        eprintln!(
+            "lafuzz: warning: cannot handle signal {sig}: {}",
+            std::io::Error::last_os_error()
+        );
     }
 }
 
@@ -51,16 +58,27 @@ pub fn run(max_time: Option<Duration>, campaign: impl FnOnce() -> i32) -> Result
         set_handler(sig, on_stop_signal as *const () as libc::sighandler_t);
     }
     become_subreaper();
-    // SAFETY: plain process-control syscall; we are single-threaded here.
+    // SAFETY: fork(2) while single-threaded: the child gets a consistent copy of everything.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
         return Err(format!("fork failed: {}", std::io::Error::last_os_error()));
     }
     if pid == 0 {
-        // SAFETY: in the child, before anything else runs.
-        unsafe {
-            libc::setpgid(0, 0);
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        // SAFETY: process-control calls on ourselves, in the child before anything else runs;
+        // no memory is passed.
+        let (group, death_signal) = unsafe {
+            (
+                libc::setpgid(0, 0),
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0),
+            )
+        };
+        if group != 0 || death_signal != 0 {
+            // Stopping the campaign signals its whole group: never run in someone else's.
+            eprintln!(
+                "lafuzz: error: cannot give the campaign a process group of its own: {}",
+                std::io::Error::last_os_error()
+            );
+            std::process::exit(1);
         }
         for sig in STOP_SIGNALS {
             set_handler(sig, libc::SIG_DFL);
@@ -68,7 +86,8 @@ pub fn run(max_time: Option<Duration>, campaign: impl FnOnce() -> i32) -> Result
         let code = campaign();
         std::process::exit(code);
     }
-    // SAFETY: same group as the child sets itself; avoids racing with its setpgid.
+    // SAFETY: setpgid(2) on our own child, to the group it sets itself (so neither of us
+    // races the other); a failure here means the child already did it.
     unsafe {
         libc::setpgid(pid, pid);
     }
@@ -93,9 +112,13 @@ pub fn run(max_time: Option<Duration>, campaign: impl FnOnce() -> i32) -> Result
 
 /// Orphaned descendants become our children (and ours to reap and kill), not init's.
 pub fn become_subreaper() {
-    // SAFETY: a process-control flag on ourselves.
-    unsafe {
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    // SAFETY: sets a process-control flag on ourselves; no memory is passed.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) } != 0 {
+        // Without it, what escapes the process group (a fork server's children) could be left.
+        eprintln!(
+            "lafuzz: warning: cannot become the campaign's subreaper: {}",
+            std::io::Error::last_os_error()
+        );
     }
 }
 

@@ -162,14 +162,13 @@ fn targets_that_are_not_fuzzing_targets_give_a_clear_error() {
         &with(&["--", "/bin/true"]),
         "is not a fuzzing target",
     );
-    // A program that ignores the fork server protocol and waits forever.
-    let started = std::time::Instant::now();
+    // A program that ignores the fork server protocol and waits forever (the probe gives up
+    // after 10 s; `run` fails the test if the command does not end).
     assert_one_line_error(
         &driver,
         &with(&["--", "/bin/sleep", "600"]),
         "is not a fuzzing target",
     );
-    assert!(started.elapsed() < Duration::from_secs(30));
     // In-process modes need a harness linked into the binary.
     assert_one_line_error(
         &driver,

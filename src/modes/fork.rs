@@ -15,26 +15,53 @@ use libafl::{
     observers::ObserversTuple,
     Error,
 };
-use libafl_bolts::shmem::ShMemProvider;
+use libafl_bolts::{shmem::ShMemProvider, tuples::tuple_list};
 
+use super::{
+    direct::{self, HarnessFn},
+    Coverage, ExecutionMode,
+};
 use crate::{
-    client::{ClientFuzzer, Mgr, Observers, State},
+    cmplog,
+    engine::{self, Client, FuzzConfig},
     harness,
-    modes::direct::HarnessFn,
+    options::FuzzOptions,
     shmem::SelfCleaningShMemProvider,
+    types::{ClientFuzzer, Mgr, State},
 };
 
-pub type Forking<OT = Observers> = InProcessForkExecutor<
-    Mgr,
-    HarnessFn,
-    BytesInput,
-    OT,
-    State,
-    SelfCleaningShMemProvider,
-    ClientFuzzer,
->;
+pub struct Fork;
 
-fn harness(input: &BytesInput) -> ExitKind {
+impl ExecutionMode for Fork {
+    fn check(&self, opts: &FuzzOptions) -> Result<usize, String> {
+        direct::linked_harness_map_size(opts)
+    }
+    fn coverage(&self, _config: &FuzzConfig) -> Result<Coverage, Error> {
+        let counters = harness::take_coverage_counters()?;
+        share_with_children(counters)?;
+        Ok((direct::counters_observer(counters), None))
+    }
+    fn fuzz(&self, client: Client<'_>) -> Result<(), Error> {
+        let Client {
+            fuzzer,
+            state,
+            mgr,
+            observers,
+            calibration,
+            config,
+        } = client;
+        harness::initialize();
+        let timeout = config.opts.timeout;
+        let mut executor = forking(observers, fuzzer, state, mgr, timeout)?;
+        // The comparison log too must be shared memory for the parent to read it.
+        let (cmplog_observer, _cmplog_map) = cmplog::shared_observer()?;
+        let tracer = forking(tuple_list!(cmplog_observer), fuzzer, state, mgr, timeout)?;
+        let mut stages = engine::with_comparison_solving(calibration, tracer);
+        engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None)
+    }
+}
+
+fn run(input: &BytesInput) -> ExitKind {
     harness::run(&input.target_bytes());
     ExitKind::Ok
 }
@@ -43,8 +70,7 @@ const PAGE: usize = 4096;
 
 /// Remaps the pages holding the target's counters as shared anonymous memory, keeping their
 /// contents. Once per client process, before the first fork.
-pub fn share_counters_with_children() -> Result<(), Error> {
-    let counters = harness::coverage_counters()?;
+fn share_with_children(counters: &mut [u8]) -> Result<(), Error> {
     let start = counters.as_mut_ptr();
     if !(start as usize).is_multiple_of(PAGE) {
         return Err(Error::illegal_state(
@@ -55,7 +81,8 @@ pub fn share_counters_with_children() -> Result<(), Error> {
     let len = counters.len().div_ceil(PAGE) * PAGE;
     let saved = counters.to_vec();
     // SAFETY: the range is the counters' own pages (page-aligned start, padded end, see the
-    // wrapper's linker script); MAP_FIXED replaces them in place.
+    // wrapper's linker script), so no other data is replaced; MAP_FIXED maps over them in
+    // place, and `counters` stays valid (same addresses, now shared).
     let mapped = unsafe {
         libc::mmap(
             start.cast(),
@@ -76,9 +103,18 @@ pub fn share_counters_with_children() -> Result<(), Error> {
     Ok(())
 }
 
-/// A fork-per-input executor with `observers`; their maps must be shared memory (see
-/// [`share_counters_with_children`]).
-pub fn executor<OT>(
+type Forking<OT> = InProcessForkExecutor<
+    Mgr,
+    HarnessFn,
+    BytesInput,
+    OT,
+    State,
+    SelfCleaningShMemProvider,
+    ClientFuzzer,
+>;
+
+/// A fork-per-input executor with `observers`; their maps must be shared memory.
+fn forking<OT>(
     observers: OT,
     fuzzer: &mut ClientFuzzer,
     state: &mut State,
@@ -89,7 +125,7 @@ where
     OT: ObserversTuple<BytesInput, State>,
 {
     InProcessForkExecutor::new(
-        harness as HarnessFn,
+        run as HarnessFn,
         observers,
         fuzzer,
         state,

@@ -1,7 +1,61 @@
-//! Execution modes: each file holds what its `--mode` does differently (how an input is run);
-//! everything else is shared (see `client.rs`).
+//! Execution modes. Each is one implementation of [`ExecutionMode`], chosen once per campaign
+//! by [`of`]: what it checks before start, its coverage map, how it runs inputs (its
+//! executors and stages), whether its crashes are triaged, and how a finding is reproduced.
+//! Everything else is shared (`client.rs`, `engine.rs`).
 
-pub mod direct;
-pub mod fork;
-pub mod forkserver;
-pub mod reset;
+mod direct;
+mod fork;
+mod reset;
+mod standalone;
+
+use libafl::Error;
+
+use crate::{
+    engine::{Client, FuzzConfig},
+    options::{FuzzOptions, Mode},
+    reproduce::Reproduce,
+    types::{EdgesObserver, SharedMemory},
+};
+
+/// The coverage observer, and the shared memory it reads when the map is not the process's
+/// own counters (keep it as long as the observer).
+pub type Coverage = (EdgesObserver, Option<SharedMemory>);
+
+pub trait ExecutionMode: Sync {
+    /// Checks, before anything starts, that the target is what this mode needs; returns the
+    /// coverage map's size. No output is written and nothing is left running.
+    fn check(&self, opts: &FuzzOptions) -> Result<usize, String>;
+
+    /// A warning worth printing when the campaign starts.
+    fn warning(&self, _opts: &FuzzOptions) -> Option<String> {
+        None
+    }
+
+    /// In-process modes run many inputs in one process, so state can leak from one input to
+    /// the next: their crashes are run again alone in a fresh process before being reported.
+    fn triages_crashes(&self) -> bool {
+        false
+    }
+
+    /// How a user reproduces an input this mode saved.
+    fn reproduce(&self, _opts: &FuzzOptions) -> Reproduce {
+        Reproduce::for_this_binary()
+    }
+
+    /// The coverage map's observer, once per client process.
+    fn coverage(&self, config: &FuzzConfig) -> Result<Coverage, Error>;
+
+    /// Builds the executors and stages, and fuzzes.
+    fn fuzz(&self, client: Client<'_>) -> Result<(), Error>;
+}
+
+/// The implementation of `mode`.
+pub fn of(mode: Mode) -> &'static dyn ExecutionMode {
+    match mode {
+        Mode::Direct => &direct::Direct,
+        Mode::Reset => &reset::Reset,
+        Mode::Fork => &fork::Fork,
+        Mode::Forkserver => &standalone::Standalone { persistent: false },
+        Mode::Persistent => &standalone::Standalone { persistent: true },
+    }
+}

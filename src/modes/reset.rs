@@ -2,12 +2,47 @@
 //! input, and the client restarts from a clean process every `--restart-every` inputs (as
 //! AFL++'s `__AFL_LOOP(N)`). What state still leaks shows up in `crashes-flaky/`.
 
-use libafl::{executors::ExitKind, inputs::BytesInput};
+use libafl::{executors::ExitKind, inputs::BytesInput, Error};
 
-use crate::harness;
+use super::{
+    direct::{self, fuzz_in_process},
+    Coverage, ExecutionMode,
+};
+use crate::{
+    engine::{Client, FuzzConfig},
+    harness,
+    options::FuzzOptions,
+};
 
-pub fn harness(input: &BytesInput) -> ExitKind {
-    let exit = super::direct::harness(input);
+pub struct Reset;
+
+impl ExecutionMode for Reset {
+    fn check(&self, opts: &FuzzOptions) -> Result<usize, String> {
+        direct::linked_harness_map_size(opts)
+    }
+    fn warning(&self, opts: &FuzzOptions) -> Option<String> {
+        (!harness::has_reset_hook()).then(|| {
+            format!(
+                "the harness has no LLVMFuzzerReset; reset mode only restarts the client \
+                 every {} inputs",
+                opts.restart_every
+            )
+        })
+    }
+    fn triages_crashes(&self) -> bool {
+        true
+    }
+    fn coverage(&self, config: &FuzzConfig) -> Result<Coverage, Error> {
+        direct::Direct.coverage(config)
+    }
+    fn fuzz(&self, client: Client<'_>) -> Result<(), Error> {
+        let restart_every = client.config.opts.restart_every;
+        fuzz_in_process(client, run_then_reset, Some(restart_every))
+    }
+}
+
+fn run_then_reset(input: &BytesInput) -> ExitKind {
+    let exit = direct::run_recorded(input);
     harness::reset();
     exit
 }

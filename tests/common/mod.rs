@@ -177,25 +177,38 @@ impl Drop for Campaign {
 
 /// `fuzzer_stats` as a map.
 pub fn stats(out: &Path) -> HashMap<String, String> {
-    fs::read_to_string(out.join("fuzzer_stats"))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        .collect()
+    lafuzz::output::parse_fuzzer_stats(
+        &fs::read_to_string(out.join("fuzzer_stats")).unwrap_or_default(),
+    )
 }
 
 pub fn stat(stats: &HashMap<String, String>, key: &str) -> u64 {
     stats.get(key).and_then(|v| v.parse().ok()).unwrap_or(0)
 }
 
-/// Runs a command to completion.
+/// Runs a command to completion; one that does not end within a minute fails the test.
 pub fn run(binary: &Path, args: &[&str]) -> Output {
-    Command::new(binary)
+    let mut child = Command::new(binary)
         .args(args)
         .stdin(Stdio::null())
-        .output()
-        .unwrap()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let limit = Duration::from_secs(60);
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > limit {
+            unsafe {
+                libc::kill(-(child.id() as i32), libc::SIGKILL);
+            }
+            let _ = child.wait();
+            panic!("{} {args:?} did not end within {limit:?}", binary.display());
+        }
+        sleep(Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
 }
 
 /// Runs `binary` with `args` and checks it fails with one line on stderr containing `expect`.
@@ -209,16 +222,7 @@ pub fn assert_one_line_error(binary: &Path, args: &[&str], expect: &str) {
 
 /// Saved inputs (non-hidden files) in a directory.
 pub fn inputs(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-                .map(|e| e.path())
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
-    files
+    lafuzz::output::visible_files(dir)
 }
 
 /// System V shared memory segment ids that exist now.

@@ -1,0 +1,143 @@
+//! What every mode runs once it has its executors: the stages (calibration, comparison
+//! solving, havoc) and the fuzzing loop. A mode file builds executors and calls [`fuzz`].
+
+use std::{path::PathBuf, time::Duration};
+
+use libafl::{
+    corpus::Corpus,
+    events::{EventRestarter, ProgressReporter, SendExiting},
+    executors::{Executor, HasObservers},
+    fuzzer::Fuzzer,
+    inputs::BytesInput,
+    mutators::{havoc_mutations, tokens_mutations, HavocScheduledMutator, Tokens},
+    observers::ObserversTuple,
+    stages::{IfStage, Restartable, Stage, StagesTuple, StdPowerMutationalStage, TracingStage},
+    state::{HasCorpus, HasCurrentTestcase, HasExecutions},
+    Error, HasMetadata,
+};
+use libafl_bolts::tuples::{tuple_list, Merge};
+
+use crate::{
+    cmplog,
+    options::FuzzOptions,
+    types::{Calibration, ClientFuzzer, Mgr, Observers, State},
+};
+
+/// How often a client sends its statistics to the broker.
+const REPORT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// A campaign as its clients see it: the options and what was checked and read before start.
+#[derive(Debug, Clone)]
+pub struct FuzzConfig {
+    pub opts: FuzzOptions,
+    pub output: PathBuf,
+    /// The `-x` dictionaries' tokens.
+    pub tokens: Tokens,
+    /// Every seed file found in the `-i` directories (and a previous run's queue).
+    pub seeds: Vec<PathBuf>,
+    /// Entries in the coverage map: the linked harness's counters, or what the standalone
+    /// target reports.
+    pub map_size: usize,
+}
+
+/// One client, set up by the shared wiring (`client.rs`) and handed to its mode.
+pub struct Client<'a> {
+    pub fuzzer: &'a mut ClientFuzzer,
+    pub state: &'a mut State,
+    pub mgr: &'a mut Mgr,
+    pub observers: Observers,
+    pub calibration: Calibration,
+    pub config: &'a FuzzConfig,
+}
+
+/// Adds tokens (a standalone target's autotokens) to the client's dictionary.
+pub fn add_tokens(state: &mut State, tokens: &Tokens) {
+    if !tokens.is_empty() {
+        state
+            .metadata_or_insert_with(Tokens::new)
+            .add_tokens(tokens);
+    }
+}
+
+/// Havoc and dictionary tokens, scheduled by power.
+pub fn havoc_stage<E>() -> impl Stage<E, Mgr, State, ClientFuzzer> + Restartable<State>
+where
+    E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
+{
+    StdPowerMutationalStage::new(HavocScheduledMutator::new(
+        havoc_mutations().merge(tokens_mutations()),
+    ))
+}
+
+/// How often an entry gets comparison solving: the first time it is fuzzed (as AFL++'s
+/// CmpLog) and every this many times after, since random input-to-state replacement may need
+/// several tries. Every time cost three quarters of libpng's executions.
+const COMPARISON_SOLVING_EVERY: usize = 4;
+
+/// The stages of every mode that can log comparisons: calibration; comparison tracing with
+/// `tracer`, input-to-state replacement and tokens learned from comparisons (see
+/// [`COMPARISON_SOLVING_EVERY`]); then havoc.
+pub fn with_comparison_solving<E, TE>(
+    calibration: Calibration,
+    tracer: TE,
+) -> impl StagesTuple<E, Mgr, State, ClientFuzzer>
+where
+    E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
+    TE: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers,
+    TE::Observers: ObserversTuple<BytesInput, State>,
+{
+    let due = |_: &mut ClientFuzzer, _: &mut E, state: &mut State, _: &mut Mgr| {
+        Ok(state.current_testcase()?.scheduled_count() % COMPARISON_SOLVING_EVERY == 0)
+    };
+    let comparison_solving = tuple_list!(
+        TracingStage::new(tracer),
+        cmplog::i2s_stage(),
+        cmplog::LearnTokensStage
+    );
+    tuple_list!(
+        calibration,
+        IfStage::new(due, comparison_solving),
+        havoc_stage()
+    )
+}
+
+/// Loads the seeds (once per campaign; a restarted client resumes from its saved state) and
+/// fuzzes until `--runs` executions. With `restart_every`, the client process hands its state
+/// to a fresh process after that many executions.
+pub fn fuzz<E, ST>(
+    executor: &mut E,
+    stages: &mut ST,
+    fuzzer: &mut ClientFuzzer,
+    state: &mut State,
+    mgr: &mut Mgr,
+    config: &FuzzConfig,
+    restart_every: Option<u64>,
+) -> Result<(), Error>
+where
+    E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
+    ST: StagesTuple<E, Mgr, State, ClientFuzzer>,
+{
+    if state.must_load_initial_inputs() {
+        state.load_initial_inputs_by_filenames_forced(fuzzer, executor, mgr, &config.seeds)?;
+        log::info!("loaded {} seeds", state.corpus().count());
+    }
+    let started_at = *state.executions();
+    loop {
+        mgr.maybe_report_progress(state, REPORT_INTERVAL)?;
+        fuzzer.fuzz_one(stages, executor, state, mgr)?;
+        if config
+            .opts
+            .runs
+            .is_some_and(|runs| *state.executions() >= runs)
+        {
+            mgr.report_progress(state)?;
+            mgr.send_exiting()?;
+            return Ok(());
+        }
+        if restart_every.is_some_and(|n| *state.executions() - started_at >= n) {
+            // The restarting manager starts a fresh process with the state saved here.
+            mgr.on_restart(state)?;
+            std::process::exit(0);
+        }
+    }
+}

@@ -1,0 +1,161 @@
+//! `forkserver` and `persistent`: fuzz a standalone executable out of process with LibAFL's
+//! `ForkserverExecutor`, as AFL++ does. The target is built with `libafl_cc --standalone` (or
+//! AFL++'s `afl-clang-fast`); its coverage map is shared memory created here, sized to what the
+//! target reports, and testcases go through shared memory when the target offers it.
+
+mod probe;
+
+use std::mem::size_of;
+
+use libafl::{
+    executors::{forkserver::ForkserverExecutor, StdChildArgs},
+    inputs::BytesInput,
+    mutators::Tokens,
+    observers::{CanTrack, HitcountsMapObserver, StdMapObserver},
+    Error,
+};
+use libafl_bolts::{
+    shmem::{ShMem, ShMemProvider},
+    tuples::tuple_list,
+    StdTargetArgs,
+};
+use libafl_targets::{cmps::CmpLogMap, CmpLogObserver};
+use nix::sys::signal::Signal;
+
+use super::{Coverage, ExecutionMode};
+use crate::{
+    engine::{self, Client, FuzzConfig},
+    options::FuzzOptions,
+    reproduce::Reproduce,
+    shmem::SelfCleaningShMemProvider,
+    types::{EdgesObserver, SharedMemory, State},
+};
+
+/// `persistent`: the target's child runs many inputs; else one fork per input.
+pub struct Standalone {
+    pub persistent: bool,
+}
+
+impl ExecutionMode for Standalone {
+    fn check(&self, opts: &FuzzOptions) -> Result<usize, String> {
+        probe::map_size(&opts.target)
+    }
+
+    fn reproduce(&self, opts: &FuzzOptions) -> Reproduce {
+        Reproduce::Target {
+            command: opts.target.clone(),
+        }
+    }
+
+    fn coverage(&self, config: &FuzzConfig) -> Result<Coverage, Error> {
+        sanitizers_report_as_crashes();
+        let (edges, map) = coverage_map(config.map_size)?;
+        Ok((edges, Some(map)))
+    }
+
+    fn fuzz(&self, client: Client<'_>) -> Result<(), Error> {
+        let Client {
+            fuzzer,
+            state,
+            mgr,
+            observers: (edges, others),
+            calibration,
+            config,
+        } = client;
+        let opts = &config.opts;
+        let mut autotokens = Tokens::new();
+        let mut executor = ForkserverExecutor::builder()
+            .program(opts.target[0].clone())
+            .parse_afl_cmdline(&opts.target[1..])
+            .is_persistent(self.persistent)
+            // LibAFL checks the target's size rounded up to 64 entries against this.
+            .coverage_map_size(aligned(config.map_size))
+            .timeout(opts.timeout)
+            .kill_signal(Signal::SIGKILL)
+            .debug_child(opts.show_output)
+            .autotokens(&mut autotokens)
+            .shmem_provider(&mut SelfCleaningShMemProvider::new()?)
+            .build_dynamic_map(edges, others)?;
+        engine::add_tokens(state, &autotokens);
+        if !probe::logs_comparisons(&config.opts.target[0]) {
+            let mut stages = tuple_list!(calibration, engine::havoc_stage());
+            return engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None);
+        }
+        let (cmplog_observer, _cmplog_map, cmplog_id) = cmplog_map()?;
+        let tracer = tracer(config, cmplog_observer, &cmplog_id)?;
+        let mut stages = engine::with_comparison_solving(calibration, tracer);
+        engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None)
+    }
+}
+
+const PAGE: usize = 4096;
+
+/// The map size LibAFL's fork server expects: rounded up to 64 entries.
+fn aligned(map_size: usize) -> usize {
+    map_size.div_ceil(64) * 64
+}
+
+/// UBSan's options for targets that do not set their own (AFL++ builds; ours build the same
+/// string in, see `__ubsan_default_options` in the standalone runtime):
+/// its signal handlers would turn a SIGSEGV into a slow, symbolized report and `exit(1)`, which
+/// the fork server sees as a clean exit or a hang, not a crash. `UBSAN_OPTIONS` given by the
+/// user is kept.
+const UBSAN_OPTIONS: &str = "halt_on_error=1:abort_on_error=1:symbolize=0:handle_segv=0:\
+                             handle_sigbus=0:handle_abort=0:handle_sigfpe=0:handle_sigill=0";
+
+/// Makes sanitizer findings in the target end in a crash signal.
+fn sanitizers_report_as_crashes() {
+    if std::env::var_os("UBSAN_OPTIONS").is_none() {
+        // SAFETY: the client is single-threaded while it sets up its target's environment.
+        unsafe { std::env::set_var("UBSAN_OPTIONS", UBSAN_OPTIONS) };
+    }
+}
+
+/// The coverage map shared with the target: the observer, and the segment it lives in (keep
+/// it as long as the executor).
+fn coverage_map(map_size: usize) -> Result<(EdgesObserver, SharedMemory), Error> {
+    let mut provider = SelfCleaningShMemProvider::new()?;
+    // Whole pages: our runtime maps the segment over the target's counters' pages.
+    let mut shmem = provider.new_shmem(map_size.div_ceil(PAGE) * PAGE)?;
+    // SAFETY: the client is single-threaded while it sets up its target's environment.
+    unsafe {
+        shmem.write_to_env("__AFL_SHM_ID")?;
+        std::env::set_var("AFL_MAP_SIZE", shmem.len().to_string());
+    }
+    // SAFETY: the segment is at least `map_size` bytes and the caller keeps it as long as
+    // the observer.
+    let map = unsafe { StdMapObserver::from_mut_ptr("edges", shmem.as_mut_ptr(), map_size) };
+    Ok((HitcountsMapObserver::new(map).track_indices(), shmem))
+}
+
+/// The comparison log shared with the tracing fork server (in LibAFL's `CmpLogMap` layout,
+/// which the standalone runtime writes when `__LAFUZZ_CMPLOG_SHM_ID` is set): the observer,
+/// the segment (keep it), and its id for the tracer's environment.
+fn cmplog_map() -> Result<(CmpLogObserver, SharedMemory, String), Error> {
+    let mut shmem = SelfCleaningShMemProvider::new()?.new_shmem(size_of::<CmpLogMap>())?;
+    let id = shmem.id().to_string();
+    // SAFETY: the segment is as large as the map and the caller keeps it as long as the
+    // observer.
+    let observer =
+        unsafe { CmpLogObserver::with_map_ptr("cmplog", shmem.as_mut_ptr().cast(), true) };
+    Ok((observer, shmem, id))
+}
+
+type Tracer = ForkserverExecutor<BytesInput, (CmpLogObserver, ()), State, SharedMemory>;
+
+/// A second fork server of the target, one fork per input, that logs comparisons: the
+/// comparison-tracing stage runs inputs through it.
+fn tracer(config: &FuzzConfig, cmplog: CmpLogObserver, cmplog_id: &str) -> Result<Tracer, Error> {
+    let target = &config.opts.target;
+    ForkserverExecutor::builder()
+        .program(target[0].clone())
+        .parse_afl_cmdline(&target[1..])
+        .env("__LAFUZZ_CMPLOG_SHM_ID", cmplog_id)
+        // One fork per traced input, even when the fuzzing fork server is persistent.
+        .env("__AFL_PERSISTENT", "0")
+        .coverage_map_size(aligned(config.map_size))
+        .timeout(config.opts.timeout)
+        .kill_signal(Signal::SIGKILL)
+        .shmem_provider(&mut SelfCleaningShMemProvider::new()?)
+        .build(tuple_list!(cmplog))
+}

@@ -1,0 +1,206 @@
+//! The campaign's monitor, run by the broker: one status line a second on the console, and
+//! AFL++'s `fuzzer_stats` and `plot_data` in the output directory (formatted in `stats.rs`);
+//! the command that reproduces each new finding.
+
+mod stats;
+
+use std::{
+    fs::OpenOptions,
+    io::Write as _,
+    path::{Path, PathBuf},
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
+
+use libafl::monitors::{
+    stats::{user_stats::UserStatsValue, ClientStatsManager},
+    Monitor,
+};
+use libafl_bolts::{current_time, ClientId, Error};
+
+pub use stats::Snapshot;
+
+use crate::{cmplog::LEARNED_TOKENS_STAT, output, reproduce::Reproduce};
+
+/// Name of the user statistic in which `MaxMapFeedback` reports the coverage map.
+pub const EDGES_STAT: &str = "edges";
+
+const PRINT_INTERVAL: Duration = Duration::from_secs(1);
+const PLOT_INTERVAL: Duration = Duration::from_secs(5);
+
+pub struct CampaignMonitor {
+    out: PathBuf,
+    cores: usize,
+    start_time: u64,
+    command_line: String,
+    reproduce: Reproduce,
+    last_print: Duration,
+    last_plot: Duration,
+    last_crashes: usize,
+    last_flaky_crashes: usize,
+    last_hangs: usize,
+    /// The newest statistics, written once more when the campaign ends. Only the broker's
+    /// copy has any: clients are forks that carry a copy of this monitor but never use it.
+    latest: Option<Snapshot>,
+}
+
+impl CampaignMonitor {
+    pub fn new(out: &Path, cores: usize, reproduce: Reproduce) -> Self {
+        let start_time = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        let plot = output::plot_file(out);
+        if !plot.exists() {
+            let _ = std::fs::write(&plot, format!("{}\n", Snapshot::PLOT_HEADER));
+        }
+        Self {
+            out: out.to_path_buf(),
+            cores,
+            start_time,
+            command_line: std::env::args().collect::<Vec<_>>().join(" "),
+            reproduce,
+            last_print: Duration::ZERO,
+            last_plot: Duration::ZERO,
+            last_crashes: output::count_inputs(&output::crashes_dir(out)),
+            last_flaky_crashes: output::count_inputs(&output::flaky_crashes_dir(out)),
+            last_hangs: output::count_inputs(&output::hangs_dir(out)),
+            latest: None,
+        }
+    }
+
+    fn write_stats(&self, snap: &Snapshot) {
+        let text = snap.fuzzer_stats(self.start_time, self.cores, &self.command_line);
+        if let Err(e) = output::write_atomic(&output::stats_file(&self.out), text.as_bytes()) {
+            eprintln!("lafuzz: cannot write fuzzer_stats: {e}");
+        }
+    }
+
+    fn snapshot(&self, stats: &mut ClientStatsManager) -> Snapshot {
+        let (edges_found, total_edges) = stats
+            .client_stats()
+            .values()
+            .filter_map(|c| match c.get_user_stats(EDGES_STAT).map(|s| s.value()) {
+                Some(UserStatsValue::Ratio(hit, total)) => Some((*hit, *total)),
+                _ => None,
+            })
+            .max()
+            .unwrap_or_default();
+        let cmplog_tokens = stats
+            .client_stats()
+            .values()
+            .filter_map(
+                |c| match c.get_user_stats(LEARNED_TOKENS_STAT).map(|s| s.value()) {
+                    Some(UserStatsValue::Number(n)) => Some(*n),
+                    _ => None,
+                },
+            )
+            .max()
+            .unwrap_or_default();
+        let global = stats.global_stats();
+        Snapshot {
+            run_time: global.run_time,
+            execs_done: global.total_execs,
+            execs_per_sec: global.execs_per_sec,
+            corpus_count: 0,
+            saved_crashes: 0,
+            saved_flaky_crashes: 0,
+            saved_hangs: 0,
+            edges_found,
+            total_edges,
+            clients: global.client_stats_count,
+            cmplog_tokens,
+        }
+    }
+
+    /// The corpus and the solutions are counted on disk: what the user finds there is what we
+    /// report.
+    fn count_solutions(&self, snap: &mut Snapshot) {
+        snap.corpus_count = output::count_inputs(&output::queue_dir(&self.out)) as u64;
+        snap.saved_crashes = output::count_inputs(&output::crashes_dir(&self.out));
+        snap.saved_flaky_crashes = output::count_inputs(&output::flaky_crashes_dir(&self.out));
+        snap.saved_hangs = output::count_inputs(&output::hangs_dir(&self.out));
+    }
+
+    fn report_new_solutions(&mut self, snap: &Snapshot) {
+        let out = &self.out;
+        let kinds = [
+            (
+                snap.saved_crashes,
+                &mut self.last_crashes,
+                output::crashes_dir(out),
+                "crash",
+                false,
+            ),
+            (
+                snap.saved_flaky_crashes,
+                &mut self.last_flaky_crashes,
+                output::flaky_crashes_dir(out),
+                "flaky crash (it does not crash alone; the inputs before it are saved with it)",
+                true,
+            ),
+            (
+                snap.saved_hangs,
+                &mut self.last_hangs,
+                output::hangs_dir(out),
+                "hang",
+                false,
+            ),
+        ];
+        for (count, last, dir, what, sequence) in kinds {
+            if count > *last {
+                *last = count;
+                if let Some(file) = output::newest_input(&dir) {
+                    println!(
+                        "new {what} saved: {}\n  reproduce with: {}",
+                        file.display(),
+                        self.reproduce.command(&file, sequence)
+                    );
+                }
+            }
+        }
+    }
+}
+
+impl Monitor for CampaignMonitor {
+    fn display(
+        &mut self,
+        stats: &mut ClientStatsManager,
+        _event_msg: &str,
+        _sender_id: ClientId,
+    ) -> Result<(), Error> {
+        let now = current_time();
+        let mut snap = self.snapshot(stats);
+        if now.saturating_sub(self.last_print) < PRINT_INTERVAL {
+            self.latest = Some(snap);
+            return Ok(());
+        }
+        self.last_print = now;
+        self.count_solutions(&mut snap);
+        self.report_new_solutions(&snap);
+        println!("{}", snap.status_line());
+        self.write_stats(&snap);
+        let plot_line = snap.plot_line();
+        self.latest = Some(snap);
+        if now.saturating_sub(self.last_plot) >= PLOT_INTERVAL {
+            self.last_plot = now;
+            if let Ok(mut plot) = OpenOptions::new()
+                .append(true)
+                .open(output::plot_file(&self.out))
+            {
+                let _ = writeln!(plot, "{plot_line}");
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for CampaignMonitor {
+    /// The broker drops its monitor when every client has exited: write the final numbers.
+    fn drop(&mut self) {
+        if let Some(mut snap) = self.latest.take() {
+            self.count_solutions(&mut snap);
+            println!("{}", snap.status_line());
+            self.write_stats(&snap);
+        }
+    }
+}

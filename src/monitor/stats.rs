@@ -1,0 +1,168 @@
+//! One snapshot of the campaign's statistics, and its three renderings: AFL++'s
+//! `fuzzer_stats` and `plot_data` lines, and the console status line.
+
+use std::{
+    fmt::Write as _,
+    time::{Duration, SystemTime, UNIX_EPOCH},
+};
+
+/// One snapshot of the whole campaign, all clients together.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Snapshot {
+    pub run_time: Duration,
+    pub execs_done: u64,
+    pub execs_per_sec: f64,
+    pub corpus_count: u64,
+    pub saved_crashes: usize,
+    pub saved_flaky_crashes: usize,
+    pub saved_hangs: usize,
+    pub edges_found: u64,
+    pub total_edges: u64,
+    pub clients: usize,
+    /// Dictionary tokens learned from comparisons (the most any client learned).
+    pub cmplog_tokens: u64,
+}
+
+impl Snapshot {
+    /// `fuzzer_stats`: AFL++'s `key : value` lines.
+    pub fn fuzzer_stats(&self, start_time: u64, cores: usize, command_line: &str) -> String {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        let bitmap_cvg = if self.total_edges == 0 {
+            0.0
+        } else {
+            100.0 * self.edges_found as f64 / self.total_edges as f64
+        };
+        let mut s = String::new();
+        for (key, value) in [
+            ("start_time", start_time.to_string()),
+            ("last_update", now.to_string()),
+            ("run_time", self.run_time.as_secs().to_string()),
+            ("fuzzer_pid", std::process::id().to_string()),
+            ("cores", cores.to_string()),
+            ("clients", self.clients.to_string()),
+            ("execs_done", self.execs_done.to_string()),
+            ("execs_per_sec", format!("{:.2}", self.execs_per_sec)),
+            ("corpus_count", self.corpus_count.to_string()),
+            ("saved_crashes", self.saved_crashes.to_string()),
+            ("saved_flaky_crashes", self.saved_flaky_crashes.to_string()),
+            ("saved_hangs", self.saved_hangs.to_string()),
+            ("edges_found", self.edges_found.to_string()),
+            ("total_edges", self.total_edges.to_string()),
+            ("bitmap_cvg", format!("{bitmap_cvg:.2}%")),
+            ("cmplog_tokens", self.cmplog_tokens.to_string()),
+            ("command_line", command_line.to_string()),
+        ] {
+            let _ = writeln!(s, "{key:<18}: {value}");
+        }
+        s
+    }
+
+    pub const PLOT_HEADER: &'static str = "# relative_time, execs_done, execs_per_sec, corpus_count, saved_crashes, saved_flaky_crashes, saved_hangs, edges_found, total_edges";
+
+    /// One `plot_data` line.
+    pub fn plot_line(&self) -> String {
+        format!(
+            "{}, {}, {:.2}, {}, {}, {}, {}, {}, {}",
+            self.run_time.as_secs(),
+            self.execs_done,
+            self.execs_per_sec,
+            self.corpus_count,
+            self.saved_crashes,
+            self.saved_flaky_crashes,
+            self.saved_hangs,
+            self.edges_found,
+            self.total_edges
+        )
+    }
+
+    /// The console status line.
+    pub fn status_line(&self) -> String {
+        format!(
+            "[{}] clients {} | execs {} | {}/s | corpus {} | edges {}/{} | crashes {} (+{} flaky) | hangs {}",
+            format_duration(self.run_time),
+            self.clients,
+            self.execs_done,
+            self.execs_per_sec.round() as u64,
+            self.corpus_count,
+            self.edges_found,
+            self.total_edges,
+            self.saved_crashes,
+            self.saved_flaky_crashes,
+            self.saved_hangs,
+        )
+    }
+}
+
+fn format_duration(d: Duration) -> String {
+    let s = d.as_secs();
+    format!("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Snapshot {
+        Snapshot {
+            run_time: Duration::from_secs(75),
+            execs_done: 1000,
+            execs_per_sec: 13.333,
+            corpus_count: 7,
+            saved_crashes: 2,
+            saved_flaky_crashes: 3,
+            saved_hangs: 1,
+            edges_found: 30,
+            total_edges: 120,
+            clients: 2,
+            cmplog_tokens: 9,
+        }
+    }
+
+    #[test]
+    fn fuzzer_stats_has_afl_keys() {
+        let text = sample().fuzzer_stats(1, 2, "fuzz");
+        let get = |key: &str| {
+            text.lines()
+                .find_map(|l| l.split_once(':').filter(|(k, _)| k.trim() == key))
+                .map(|(_, v)| v.trim().to_string())
+        };
+        assert_eq!(get("run_time").as_deref(), Some("75"));
+        assert_eq!(get("execs_done").as_deref(), Some("1000"));
+        assert_eq!(get("execs_per_sec").as_deref(), Some("13.33"));
+        assert_eq!(get("corpus_count").as_deref(), Some("7"));
+        assert_eq!(get("saved_crashes").as_deref(), Some("2"));
+        assert_eq!(get("saved_hangs").as_deref(), Some("1"));
+        assert_eq!(get("saved_flaky_crashes").as_deref(), Some("3"));
+        assert_eq!(get("edges_found").as_deref(), Some("30"));
+        assert_eq!(get("total_edges").as_deref(), Some("120"));
+        assert_eq!(get("cores").as_deref(), Some("2"));
+        assert_eq!(get("bitmap_cvg").as_deref(), Some("25.00%"));
+        assert_eq!(get("cmplog_tokens").as_deref(), Some("9"));
+    }
+
+    #[test]
+    fn plot_line_matches_header_columns() {
+        let columns = Snapshot::PLOT_HEADER
+            .trim_start_matches("# ")
+            .split(", ")
+            .count();
+        assert_eq!(sample().plot_line().split(", ").count(), columns);
+        assert!(sample()
+            .plot_line()
+            .starts_with("75, 1000, 13.33, 7, 2, 3, 1, 30, 120"));
+    }
+
+    #[test]
+    fn status_line_shows_edges_and_solutions() {
+        let line = sample().status_line();
+        assert!(line.contains("edges 30/120"), "{line}");
+        assert!(
+            line.contains("crashes 2") && line.contains("hangs 1"),
+            "{line}"
+        );
+        assert!(line.starts_with("[0:01:15]"), "{line}");
+    }
+}

@@ -1,0 +1,98 @@
+//! `fuzz`: the campaign's options, typed.
+
+use std::{net::SocketAddr, path::PathBuf, time::Duration};
+
+use clap::{Args, ValueEnum};
+use libafl_bolts::core_affinity::Cores;
+
+use super::values::{parse_broker_address, parse_cores, parse_millis, parse_seconds};
+
+/// How inputs are executed. What each mode does lives in `modes/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// In-process: fastest; a crash or hang restarts the client.
+    Direct,
+    /// A fresh forked child per input: full isolation, coverage shared with the parent.
+    Fork,
+    /// In-process, calling the harness's `LLVMFuzzerReset` after every input and restarting
+    /// the client every `--restart-every` inputs.
+    Reset,
+    /// A standalone target after `--`, one fork of its fork server per input.
+    Forkserver,
+    /// A standalone target after `--`, many inputs per child (shared-memory testcases).
+    Persistent,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct FuzzOptions {
+    /// Execution mode.
+    #[arg(long, value_enum, default_value_t = Mode::Direct)]
+    pub mode: Mode,
+    /// Seed corpus directory (repeatable).
+    #[arg(short = 'i', long = "input", value_name = "DIR")]
+    pub inputs: Vec<PathBuf>,
+    /// Output directory (queue/, crashes/, hangs/, fuzzer_stats, plot_data).
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: Option<PathBuf>,
+    /// Dictionary in AFL/libFuzzer format (repeatable).
+    #[arg(short = 'x', long = "dict", value_name = "FILE")]
+    pub dicts: Vec<PathBuf>,
+    /// Per-input timeout in milliseconds; slower inputs are saved as hangs.
+    #[arg(short = 't', long = "timeout", value_name = "MS", default_value = "1000", value_parser = parse_millis)]
+    pub timeout: Duration,
+    /// Cores to fuzz on: `0-7`, `0,2,4` or `all`; one client per core.
+    #[arg(long, value_name = "LIST", default_value = "0", value_parser = parse_cores)]
+    pub cores: Cores,
+    /// Stop after this many seconds.
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+    pub max_time: Option<Duration>,
+    /// Stop each client after this many executions.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub runs: Option<u64>,
+    /// Random seed (default: from the clock).
+    #[arg(long, value_name = "N")]
+    pub seed: Option<u64>,
+    /// Port of the LLMP broker (default: a free port). Other machines join with
+    /// `--remote-broker THIS_HOST:PORT`.
+    #[arg(long, value_name = "PORT")]
+    pub broker_port: Option<u16>,
+    /// Join the campaign whose broker listens at HOST:PORT (another machine, usually): the
+    /// two brokers exchange new corpus entries over LLMP's broker-to-broker TCP link. Runs
+    /// until --max-time or Ctrl-C.
+    #[arg(long, value_name = "HOST:PORT", conflicts_with = "runs", value_parser = parse_broker_address)]
+    pub remote_broker: Option<SocketAddr>,
+    /// `reset` mode: restart the client from a clean process after this many inputs.
+    #[arg(long, value_name = "N", default_value_t = 50_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub restart_every: u64,
+    /// Show the target's stdout/stderr (silenced by default).
+    #[arg(long)]
+    pub show_output: bool,
+    /// `forkserver`/`persistent` mode: the standalone target and its arguments; `@@` stands
+    /// for the input file (without it, the input is in shared memory or on stdin).
+    #[arg(last = true, value_name = "TARGET")]
+    pub target: Vec<String>,
+}
+
+impl FuzzOptions {
+    /// What clap cannot check alone (kept out of clap's `required` so each problem is one
+    /// sentence, as every other error): the seed corpus and the output directory are given.
+    pub fn check(&self) -> Result<(), String> {
+        if self.inputs.is_empty() {
+            return Err("no seed corpus given: pass -i DIR".into());
+        }
+        if self.output.is_none() {
+            return Err("no output directory given: pass -o DIR".into());
+        }
+        Ok(())
+    }
+
+    /// The output directory ([`Self::check`] makes sure there is one).
+    pub fn output_dir(&self) -> PathBuf {
+        self.output.clone().unwrap_or_default()
+    }
+
+    /// One client per core.
+    pub fn clients(&self) -> usize {
+        self.cores.ids.len()
+    }
+}

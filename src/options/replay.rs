@@ -1,0 +1,24 @@
+//! `replay FILE...`: run inputs in a fresh process and say what they do.
+
+use std::{path::PathBuf, time::Duration};
+
+use clap::Args;
+
+use super::values::parse_millis;
+
+#[derive(Debug, Clone, Args)]
+pub struct ReplayOptions {
+    /// Inputs to run, each in a fresh process.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Run the files (or the files in each directory, by name) one after another in one
+    /// process, as a flaky crash's sequence in `crashes-flaky/` was run.
+    #[arg(long)]
+    pub sequence: bool,
+    /// Print nothing; only the exit status tells (used to triage crashes).
+    #[arg(long, hide = true)]
+    pub quiet: bool,
+    /// Per-input timeout in milliseconds.
+    #[arg(short = 't', long = "timeout", value_name = "MS", default_value = "1000", value_parser = parse_millis)]
+    pub timeout: Duration,
+}

@@ -1,0 +1,108 @@
+//! Before anything forks: the mode's checks of its target, the dictionaries, the seeds and the
+//! output directory. Every problem is one sentence, reported before a process starts.
+
+use std::{
+    fs,
+    net::{SocketAddr, TcpStream},
+    path::Path,
+    time::Duration,
+};
+
+use libafl::mutators::Tokens;
+
+use crate::{
+    engine::FuzzConfig,
+    errors::error_text,
+    modes::ExecutionMode,
+    options::FuzzOptions,
+    output::{self, collect_files},
+};
+
+/// Checks a `fuzz` command, reads what the clients need, and creates the output directory.
+pub fn prepare(mode: &dyn ExecutionMode, opts: FuzzOptions) -> Result<FuzzConfig, String> {
+    opts.check()?;
+    let output = opts.output_dir();
+    let map_size = mode.check(&opts)?;
+    if let Some(remote) = opts.remote_broker {
+        check_reachable(remote)?;
+    }
+    let mut tokens = Tokens::new();
+    for dict in &opts.dicts {
+        load_dict(&mut tokens, dict)?;
+    }
+    let mut seeds = Vec::new();
+    for dir in &opts.inputs {
+        if !dir.is_dir() {
+            return Err(format!("seed corpus {} is not a directory", dir.display()));
+        }
+        collect_files(dir, &mut seeds)
+            .map_err(|e| format!("cannot read seed corpus {}: {e}", dir.display()))?;
+    }
+    output::prepare(&output)?;
+    // Resume: a previous campaign's queue is part of the corpus.
+    collect_files(&output::queue_dir(&output), &mut seeds)
+        .map_err(|e| format!("cannot read {}: {e}", output.display()))?;
+    if seeds.is_empty() {
+        return Err(format!(
+            "seed corpus is empty: no files in {}",
+            opts.inputs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Ok(FuzzConfig {
+        opts,
+        output,
+        tokens,
+        seeds,
+        map_size,
+    })
+}
+
+/// Checks something listens at `--remote-broker`, so a typo is an error now rather than a
+/// campaign that silently fuzzes alone.
+fn check_reachable(remote: SocketAddr) -> Result<(), String> {
+    TcpStream::connect_timeout(&remote, Duration::from_secs(5))
+        .map(drop)
+        .map_err(|e| format!("bad --remote-broker '{remote}': cannot connect: {e}"))
+}
+
+/// Adds the tokens of one AFL/libFuzzer dictionary file.
+pub fn load_dict(tokens: &mut Tokens, path: &Path) -> Result<(), String> {
+    let bad = |why: String| format!("bad dictionary {}: {why}", path.display());
+    // Tokens::add_from_file panics on non-UTF-8 lines; check first.
+    let text = fs::read(path).map_err(|e| bad(e.to_string()))?;
+    std::str::from_utf8(&text).map_err(|_| bad("not a text file".into()))?;
+    tokens
+        .add_from_file(path)
+        .map_err(|e| bad(error_text(&e)))?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dict_parses_afl_format_and_rejects_garbage() {
+        let dir = std::env::temp_dir().join(format!("lafuzz-dict-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let good = dir.join("good.dict");
+        fs::write(&good, "# comment\nihdr=\"IHDR\"\n\"\\x89PNG\"\n").unwrap();
+        let mut tokens = Tokens::new();
+        load_dict(&mut tokens, &good).unwrap();
+        assert_eq!(tokens.len(), 2);
+        assert!(tokens.tokens().contains(&b"\x89PNG".to_vec()));
+
+        let bad = dir.join("bad.dict");
+        fs::write(&bad, "not a token line\n").unwrap();
+        assert!(load_dict(&mut Tokens::new(), &bad).is_err());
+        let binary = dir.join("binary.dict");
+        fs::write(&binary, [0xff, 0xfe, 0x00]).unwrap();
+        assert!(load_dict(&mut Tokens::new(), &binary).is_err());
+        assert!(load_dict(&mut Tokens::new(), &dir.join("missing")).is_err());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

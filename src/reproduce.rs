@@ -1,0 +1,89 @@
+//! The ready-to-paste command that reproduces a saved input, printed after each new finding.
+
+use std::path::Path;
+
+/// How a user reproduces a saved input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reproduce {
+    /// This fuzzer binary's `replay` command.
+    Replay { exe: String },
+    /// The standalone target's own command line (`@@` is the input file, else stdin).
+    Target { command: Vec<String> },
+}
+
+impl Reproduce {
+    pub fn for_this_binary() -> Self {
+        let exe = std::env::current_exe()
+            .map_or_else(|_| "./fuzzer".to_string(), |p| p.display().to_string());
+        Self::Replay { exe }
+    }
+
+    /// The command to paste; `sequence`: the file is a flaky crash's sequence directory.
+    pub fn command(&self, file: &Path, sequence: bool) -> String {
+        let file = file.display().to_string();
+        let words: Vec<String> = match self {
+            Self::Replay { exe } if sequence => {
+                vec![quote(exe), "replay --sequence".into(), quote(&file)]
+            }
+            Self::Replay { exe } => vec![quote(exe), "replay".into(), quote(&file)],
+            Self::Target { command } if command.iter().any(|a| a == "@@") => command
+                .iter()
+                .map(|a| quote(if a == "@@" { &file } else { a }))
+                .collect(),
+            Self::Target { command } => {
+                let mut words: Vec<String> = command.iter().map(|a| quote(a)).collect();
+                words.push(format!("< {}", quote(&file)));
+                words
+            }
+        };
+        words.join(" ")
+    }
+}
+
+/// A word for a POSIX shell: as is when it holds only safe characters, else single-quoted.
+fn quote(word: &str) -> String {
+    let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
+    if !word.is_empty() && word.chars().all(safe) {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reproduce_commands_are_ready_to_paste() {
+        let file = Path::new("out/crashes/abc");
+        let replay = Reproduce::Replay { exe: "./fz".into() };
+        assert_eq!(replay.command(file, false), "./fz replay out/crashes/abc");
+        assert_eq!(
+            replay.command(file, true),
+            "./fz replay --sequence out/crashes/abc"
+        );
+        let with_file = Reproduce::Target {
+            command: vec!["./t".into(), "-x".into(), "@@".into()],
+        };
+        assert_eq!(with_file.command(file, false), "./t -x out/crashes/abc");
+        let with_stdin = Reproduce::Target {
+            command: vec!["./t".into()],
+        };
+        assert_eq!(with_stdin.command(file, false), "./t < out/crashes/abc");
+    }
+
+    #[test]
+    fn odd_paths_are_quoted_for_the_shell() {
+        let file = Path::new("my out/it's");
+        let replay = Reproduce::Replay {
+            exe: "/x/fz".into(),
+        };
+        assert_eq!(
+            replay.command(file, false),
+            r"/x/fz replay 'my out/it'\''s'"
+        );
+        assert_eq!(quote(""), "''");
+        assert_eq!(quote("a$b"), "'a$b'");
+    }
+}

@@ -1,0 +1,42 @@
+//! The concrete LibAFL types every layer above shares: one client's observers, state, event
+//! manager and fuzzer. Nothing here runs.
+
+use libafl::{
+    corpus::InMemoryOnDiskCorpus,
+    events::LlmpRestartingEventManager,
+    feedbacks::{EagerOrFeedback, MaxMapFeedback, TimeFeedback},
+    fuzzer::StdFuzzer,
+    inputs::{BytesInput, BytesInputConverter},
+    observers::{ExplicitTracking, HitcountsMapObserver, StdMapObserver, TimeObserver},
+    schedulers::{IndexesLenTimeMinimizerScheduler, StdWeightedScheduler},
+    stages::CalibrationStage,
+    state::StdState,
+};
+use libafl_bolts::{rands::StdRand, shmem::ShMemProvider};
+
+use crate::{
+    shmem::SelfCleaningShMemProvider,
+    solutions::{NewSolutions, SkipKnownSolutions, SolutionsOnDisk},
+};
+
+/// The coverage map: the target's 8-bit counters (or the shared map a standalone target
+/// writes), bucketed into AFL hit counts.
+pub type EdgesMap = HitcountsMapObserver<StdMapObserver<'static, u8, false>>;
+pub type EdgesObserver = ExplicitTracking<EdgesMap, true, false>;
+/// The observers of every fuzzing executor (tracing executors have their own).
+pub type Observers = (EdgesObserver, (TimeObserver, ()));
+pub type SharedMemory = <SelfCleaningShMemProvider as ShMemProvider>::ShMem;
+pub type State =
+    StdState<InMemoryOnDiskCorpus<BytesInput>, BytesInput, StdRand, SolutionsOnDisk<BytesInput>>;
+pub type Mgr =
+    LlmpRestartingEventManager<(), BytesInput, State, SharedMemory, SelfCleaningShMemProvider>;
+pub type CoverageFeedback = EagerOrFeedback<MaxMapFeedback<EdgesObserver, EdgesMap>, TimeFeedback>;
+pub type Objective = NewSolutions<EdgesObserver, EdgesMap>;
+pub type Scheduler = IndexesLenTimeMinimizerScheduler<
+    StdWeightedScheduler<EdgesObserver, EdgesMap>,
+    BytesInput,
+    EdgesObserver,
+>;
+pub type ClientFuzzer =
+    StdFuzzer<Scheduler, CoverageFeedback, BytesInputConverter, SkipKnownSolutions, Objective>;
+pub type Calibration = CalibrationStage<EdgesObserver, BytesInput, EdgesMap, Observers, State>;
