@@ -1,8 +1,21 @@
-//! Compiles the standalone runtime (fork server, persistent loop) that `--standalone` links.
+//! Compiles the standalone runtime that `--standalone` links: the fork server and persistent
+//! loop, comparison logging, the logging comparison functions and the sanitizer defaults, one
+//! file each around `runtime/lafuzz_runtime.h` (which the fuzzer crate's build reads too).
+const SOURCES: &[&str] = &[
+    "runtime/forkserver.c",
+    "runtime/cmplog.c",
+    "runtime/compare.c",
+    "runtime/sanitizers.c",
+];
+
 fn main() {
-    println!("cargo:rerun-if-changed=runtime/standalone.c");
+    println!("cargo:rerun-if-changed=runtime/lafuzz_runtime.h");
+    for source in SOURCES {
+        println!("cargo:rerun-if-changed={source}");
+    }
     cc::Build::new()
-        .file("runtime/standalone.c")
+        .files(SOURCES)
+        .include("runtime")
         .opt_level(2)
         .warnings(true)
         .cargo_metadata(false)

@@ -29,6 +29,7 @@ pub mod output;
 mod prepare;
 mod replay;
 mod reproduce;
+mod runtime_abi;
 mod shmem;
 mod solutions;
 pub mod supervisor;

@@ -14,19 +14,20 @@ pub fn is_hidden(file_name: &OsStr) -> bool {
     file_name.as_encoded_bytes().starts_with(b".")
 }
 
-/// The saved inputs of one directory (regular, non-hidden files; not recursive), sorted.
-pub fn visible_files(dir: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+/// The saved inputs of one directory, sorted: its non-hidden entries (not recursive; a flaky
+/// crash is a directory of inputs).
+pub fn visible_entries(dir: &Path) -> Vec<PathBuf> {
+    let mut entries: Vec<PathBuf> = fs::read_dir(dir)
         .map(|entries| {
             entries
                 .filter_map(Result::ok)
-                .filter(|e| !is_hidden(&e.file_name()) && e.path().is_file())
+                .filter(|e| !is_hidden(&e.file_name()))
                 .map(|e| e.path())
                 .collect()
         })
         .unwrap_or_default();
-    files.sort();
-    files
+    entries.sort();
+    entries
 }
 
 /// Regular, non-hidden files under `dir`, recursively, in a stable order (seed corpora).
@@ -189,7 +190,7 @@ mod tests {
         let mut files = Vec::new();
         collect_files(&dir, &mut files).unwrap();
         assert_eq!(files, vec![dir.join("a"), dir.join("sub/b")]);
-        assert_eq!(visible_files(&dir), vec![dir.join("a")]);
+        assert_eq!(visible_entries(&dir), vec![dir.join("a"), dir.join("sub")]);
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -9,11 +9,12 @@ use std::{
     time::{Duration, SystemTime},
 };
 
+use lafuzz::output::visible_entries;
+
 use crate::{
-    builds::Paths,
     parse::{self, Coverage},
+    paths::Paths,
     report::Run,
-    runner,
 };
 
 /// Coverage of the given files.
@@ -53,17 +54,16 @@ fn of_files(p: &Paths, files: &[PathBuf], scratch: &Path) -> Result<Coverage, St
     parse::llvm_cov_summary(&json, &filter)
 }
 
+/// The saved inputs of `dir`, sorted, with their modification times.
 fn files_in(dir: &Path) -> Vec<(PathBuf, SystemTime)> {
-    let mut files: Vec<(PathBuf, SystemTime)> = fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .filter(|e| e.path().is_file() && !e.file_name().to_string_lossy().starts_with('.'))
-                .filter_map(|e| Some((e.path(), e.metadata().ok()?.modified().ok()?)))
-                .collect()
+    visible_entries(dir)
+        .into_iter()
+        .filter(|f| f.is_file())
+        .filter_map(|f| {
+            let modified = fs::symlink_metadata(&f).ok()?.modified().ok()?;
+            Some((f, modified))
         })
-        .unwrap_or_default();
-    files.sort();
-    files
+        .collect()
 }
 
 /// Branches covered by the seeds alone (the start of every curve).
@@ -72,20 +72,17 @@ pub fn of_dir(p: &Paths, dir: &Path, scratch: &Path) -> Result<u64, String> {
     Ok(of_files(p, &files, scratch)?.branches)
 }
 
-/// Fills `run`'s branches, lines and coverage over time from its corpus.
+/// Fills `run`'s branches, lines and coverage over time from its corpus directory `corpus`;
+/// the replays' scratch files go in `work`.
 pub fn measure(
     p: &Paths,
     run: &mut Run,
+    corpus: &Path,
     work: &Path,
     secs: u64,
     seeds_branches: u64,
 ) -> Result<(), String> {
-    let kind = runner::Fuzzer::libpng_fuzzers(p)
-        .into_iter()
-        .find(|f| f.name == run.fuzzer)
-        .map(|f| f.kind)
-        .ok_or("unknown fuzzer")?;
-    let files = files_in(&runner::corpus_dir(kind, work));
+    let files = files_in(corpus);
     let Some(start) = files.iter().map(|(_, t)| *t).min() else {
         return Ok(());
     };

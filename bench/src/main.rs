@@ -5,10 +5,20 @@
 //! magic-comparison crash. Writes `bench/results/<timestamp>/` and prints the summary.
 
 mod builds;
+mod command;
 mod coverage;
+mod extras;
+mod flavor;
+mod fuzzer_output;
+mod fuzzers;
+mod mode;
 mod parse;
+mod paths;
+mod plot;
 mod report;
-mod runner;
+mod run;
+mod summary;
+mod supervise;
 
 use std::{
     fs,
@@ -18,7 +28,11 @@ use std::{
 
 use clap::Parser;
 
-use crate::{builds::Paths, report::Run, runner::Fuzzer};
+use crate::{
+    fuzzers::{Fuzzer, LIBPNG},
+    paths::Paths,
+    report::Run,
+};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -64,16 +78,15 @@ fn run(opts: Options) -> Result<(), String> {
     // still stop everything a run leaves behind.
     lafuzz::supervisor::become_subreaper();
     let paths = Paths::new()?;
-    let afl = runner::afl_available();
-    let all = Fuzzer::libpng_fuzzers(&paths);
+    let afl = fuzzers::afl_available();
     if opts.list {
-        for f in &all {
+        for f in LIBPNG {
             println!("{}", f.name);
         }
         return Ok(());
     }
     for name in &opts.fuzzers {
-        if !all.iter().any(|f| &f.name == name) {
+        if !LIBPNG.iter().any(|f| f.name == name) {
             return Err(format!("unknown fuzzer {name}; --list shows them"));
         }
     }
@@ -91,12 +104,12 @@ fn run(opts: Options) -> Result<(), String> {
     }
     builds::build_all(&paths, afl)?;
 
-    let chosen: Vec<&Fuzzer> = all
+    let chosen: Vec<&Fuzzer> = LIBPNG
         .iter()
-        .filter(|f| opts.fuzzers.is_empty() || opts.fuzzers.contains(&f.name))
-        .filter(|f| afl || !f.needs_afl)
+        .filter(|f| opts.fuzzers.is_empty() || opts.fuzzers.iter().any(|n| n == f.name))
+        .filter(|f| afl || !f.needs_afl())
         .collect();
-    let core = runner::bench_core();
+    let core = supervise::bench_core();
     let seeds_cov = coverage::of_dir(
         &paths,
         &paths.root.join("corpus/libpng"),
@@ -113,9 +126,10 @@ fn run(opts: Options) -> Result<(), String> {
                 opts.time
             );
             let work = out.join("work").join(format!("{}-{trial}", fuzzer.name));
-            let mut run = runner::fuzz(&paths, fuzzer, &work, opts.time, Some(core), "libpng")?;
+            let mut run = run::fuzz(&paths, fuzzer, &work, opts.time, Some(core), "libpng")?;
             run.trial = trial;
-            coverage::measure(&paths, &mut run, &work, opts.time, seeds_cov)?;
+            let corpus = fuzzer.kind.corpus_dir(&work);
+            coverage::measure(&paths, &mut run, &corpus, &work, opts.time, seeds_cov)?;
             println!(
                 "  {:.0} execs/s, {} branches",
                 run.execs_per_sec(),
@@ -125,7 +139,7 @@ fn run(opts: Options) -> Result<(), String> {
         }
     }
     if !opts.no_extras {
-        runs.extend(runner::extras(
+        runs.extend(extras::extras(
             &paths,
             &out.join("work"),
             opts.time,
@@ -136,9 +150,9 @@ fn run(opts: Options) -> Result<(), String> {
         )?);
     }
     fs::write(out.join("results.csv"), report::csv(&runs)).map_err(|e| e.to_string())?;
-    let summary = report::summary(&runs, opts.time, opts.trials);
+    let summary = summary::summary(&runs, opts.time, opts.trials);
     fs::write(out.join("summary.md"), &summary).map_err(|e| e.to_string())?;
-    if let Err(e) = report::plot(&runs, &out) {
+    if let Err(e) = plot::plot(&runs, &out) {
         println!("bench: no coverage.png: {e}");
     }
     let _ = fs::remove_dir_all(out.join("work"));

@@ -1,18 +1,11 @@
 //! Reading what each tool leaves behind: AFL-style `fuzzer_stats`, libFuzzer's final stats,
 //! and `llvm-cov export -summary-only` JSON.
 
-use std::collections::HashMap;
+use lafuzz::output::parse_fuzzer_stats;
 
-/// `key : value` lines (AFL++'s and ours).
-pub fn afl_stats(text: &str) -> HashMap<String, String> {
-    text.lines()
-        .filter_map(|l| l.split_once(':'))
-        .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-        .collect()
-}
-
+/// `execs_done` of a `fuzzer_stats` file (AFL++'s and ours).
 pub fn afl_execs(text: &str) -> Option<u64> {
-    afl_stats(text).get("execs_done")?.parse().ok()
+    parse_fuzzer_stats(text).get("execs_done")?.parse().ok()
 }
 
 /// libFuzzer's `-print_final_stats=1` line `stat::number_of_executed_units: N`.
@@ -75,7 +68,6 @@ mod tests {
     fn reads_afl_stats() {
         let text = "start_time        : 1\nexecs_done        : 12345\nexecs_per_sec     : 9.5\n";
         assert_eq!(afl_execs(text), Some(12345));
-        assert_eq!(afl_stats(text)["execs_per_sec"], "9.5");
         assert_eq!(afl_execs("nothing"), None);
     }
 

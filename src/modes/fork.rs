@@ -26,6 +26,7 @@ use crate::{
     engine::{self, Client, FuzzConfig},
     harness,
     options::FuzzOptions,
+    runtime_abi,
     shmem::SelfCleaningShMemProvider,
     types::{ClientFuzzer, Mgr, State},
 };
@@ -66,19 +67,18 @@ fn run(input: &BytesInput) -> ExitKind {
     ExitKind::Ok
 }
 
-const PAGE: usize = 4096;
-
 /// Remaps the pages holding the target's counters as shared anonymous memory, keeping their
 /// contents. Once per client process, before the first fork.
 fn share_with_children(counters: &mut [u8]) -> Result<(), Error> {
+    let page = runtime_abi::page_size();
     let start = counters.as_mut_ptr();
-    if !(start as usize).is_multiple_of(PAGE) {
+    if !(start as usize).is_multiple_of(page) {
         return Err(Error::illegal_state(
             "fork mode needs the coverage counters on pages of their own: \
              rebuild the target with this version of libafl_cc/libafl_cxx",
         ));
     }
-    let len = counters.len().div_ceil(PAGE) * PAGE;
+    let len = counters.len().next_multiple_of(page);
     let saved = counters.to_vec();
     // SAFETY: the range is the counters' own pages (page-aligned start, padded end, see the
     // wrapper's linker script), so no other data is replaced; MAP_FIXED maps over them in

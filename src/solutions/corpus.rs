@@ -171,7 +171,7 @@ mod tests {
         let hang = output::hangs_dir(&out).join(output::input_name(b"slow"));
         assert_eq!(fs::read(crash).unwrap(), b"boom");
         assert_eq!(fs::read(hang).unwrap(), b"slow");
-        assert_eq!(output::visible_files(&output::crashes_dir(&out)).len(), 1);
+        assert_eq!(output::visible_entries(&output::crashes_dir(&out)).len(), 1);
         fs::remove_dir_all(&out).unwrap();
     }
 }

@@ -222,7 +222,7 @@ pub fn assert_one_line_error(binary: &Path, args: &[&str], expect: &str) {
 
 /// Saved inputs (non-hidden files) in a directory.
 pub fn inputs(dir: &Path) -> Vec<PathBuf> {
-    lafuzz::output::visible_files(dir)
+    lafuzz::output::visible_entries(dir)
 }
 
 /// System V shared memory segment ids that exist now.

@@ -12,6 +12,60 @@ use std::{
     time::SystemTime,
 };
 
+/// A one-file C harness built into `target/fuzzers/NAME`.
+struct CHarness {
+    /// The name on the command line that selects it (`harness-builder magic`).
+    group: &'static str,
+    name: &'static str,
+    /// Relative to the repository root.
+    source: &'static str,
+    /// Flags before the source: the wrapper's (`--standalone`: a target for our
+    /// out-of-process modes; `--no-cmplog`) or the compiler's (`-DNO_RESET`).
+    flags: &'static [&'static str],
+}
+
+const fn c(
+    group: &'static str,
+    name: &'static str,
+    source: &'static str,
+    flags: &'static [&'static str],
+) -> CHarness {
+    CHarness {
+        group,
+        name,
+        source,
+        flags,
+    }
+}
+
+const CRASHME: &str = "harnesses/crashme/crashme.c";
+const MAGIC: &str = "harnesses/magic/magic.c";
+const STATEFUL: &str = "harnesses/stateful/stateful.c";
+
+/// The one-file C harnesses, in build order (libpng, built from a library, comes last).
+const C_HARNESSES: &[CHarness] = &[
+    c("crashme", "crashme", CRASHME, &[]),
+    c("crashme", "crashme-standalone", CRASHME, &["--standalone"]),
+    c("magic", "magic", MAGIC, &[]),
+    c("magic", "magic-nocmplog", MAGIC, &["--no-cmplog"]),
+    c("magic", "magic-standalone", MAGIC, &["--standalone"]),
+    c(
+        "aflstyle",
+        "aflstyle-standalone",
+        "harnesses/aflstyle/aflstyle.c",
+        &["--standalone"],
+    ),
+    c("stateful", "stateful", STATEFUL, &[]),
+    c("stateful", "stateful-noreset", STATEFUL, &["-DNO_RESET"]),
+];
+
+/// The libpng fuzzers, each with its wrapper flag: the same objects make the in-process
+/// fuzzer and the standalone target.
+const LIBPNG_FUZZERS: &[(&str, Option<&str>)] = &[
+    ("libpng", None),
+    ("libpng-standalone", Some("--standalone")),
+];
+
 struct Paths {
     /// `target/release`: the wrapper binaries and the runtime.
     bin: PathBuf,
@@ -52,46 +106,8 @@ fn run() -> Result<(), String> {
     fs::create_dir_all(&paths.build).map_err(|e| e.to_string())?;
     let wanted: Vec<String> = env::args().skip(1).collect();
     let want = |name: &str| wanted.is_empty() || wanted.iter().any(|w| w == name);
-    if want("crashme") {
-        build_c(&paths, "crashme", "harnesses/crashme/crashme.c", &[])?;
-        build_c(
-            &paths,
-            "crashme-standalone",
-            "harnesses/crashme/crashme.c",
-            &["--standalone"],
-        )?;
-    }
-    if want("magic") {
-        build_c(&paths, "magic", "harnesses/magic/magic.c", &[])?;
-        build_c(
-            &paths,
-            "magic-nocmplog",
-            "harnesses/magic/magic.c",
-            &["--no-cmplog"],
-        )?;
-        build_c(
-            &paths,
-            "magic-standalone",
-            "harnesses/magic/magic.c",
-            &["--standalone"],
-        )?;
-    }
-    if want("aflstyle") {
-        build_c(
-            &paths,
-            "aflstyle-standalone",
-            "harnesses/aflstyle/aflstyle.c",
-            &["--standalone"],
-        )?;
-    }
-    if want("stateful") {
-        build_c(&paths, "stateful", "harnesses/stateful/stateful.c", &[])?;
-        build_c(
-            &paths,
-            "stateful-noreset",
-            "harnesses/stateful/stateful.c",
-            &["-DNO_RESET"],
-        )?;
+    for h in C_HARNESSES.iter().filter(|h| want(h.group)) {
+        build_c(&paths, h)?;
     }
     if want("libpng") {
         build_libpng(&paths)?;
@@ -122,15 +138,14 @@ fn stale(output: &Path, inputs: &[&Path]) -> bool {
     inputs.iter().any(|i| modified(i).is_none_or(|t| t > out))
 }
 
-/// A one-file C harness.
-fn build_c(p: &Paths, name: &str, source: &str, flags: &[&str]) -> Result<(), String> {
-    let out = p.fuzzers.join(name);
+fn build_c(p: &Paths, h: &CHarness) -> Result<(), String> {
+    let out = p.fuzzers.join(h.name);
     println!("building {}", out.display());
     run_cmd(
         Command::new(p.bin.join("libafl_cc"))
             .args(["-O2", "-g"])
-            .args(flags)
-            .arg(p.root.join(source))
+            .args(h.flags)
+            .arg(p.root.join(h.source))
             .arg("-o")
             .arg(&out),
     )
@@ -195,11 +210,7 @@ fn build_libpng(p: &Paths) -> Result<(), String> {
         ),
     )?;
 
-    // The same objects make the in-process fuzzer and the standalone target.
-    for (name, extra) in [
-        ("libpng", None),
-        ("libpng-standalone", Some("--standalone")),
-    ] {
+    for &(name, extra) in LIBPNG_FUZZERS {
         let out = p.fuzzers.join(name);
         println!("building {}", out.display());
         run_cmd(

@@ -27,6 +27,7 @@ use crate::{
     engine::{self, Client, FuzzConfig},
     options::FuzzOptions,
     reproduce::Reproduce,
+    runtime_abi,
     shmem::SelfCleaningShMemProvider,
     types::{EdgesObserver, SharedMemory, State},
 };
@@ -88,26 +89,19 @@ impl ExecutionMode for Standalone {
     }
 }
 
-const PAGE: usize = 4096;
-
 /// The map size LibAFL's fork server expects: rounded up to 64 entries.
 fn aligned(map_size: usize) -> usize {
-    map_size.div_ceil(64) * 64
+    map_size.next_multiple_of(runtime_abi::map_alignment())
 }
 
-/// UBSan's options for targets that do not set their own (AFL++ builds; ours build the same
-/// string in, see `__ubsan_default_options` in the standalone runtime):
-/// its signal handlers would turn a SIGSEGV into a slow, symbolized report and `exit(1)`, which
-/// the fork server sees as a clean exit or a hang, not a crash. `UBSAN_OPTIONS` given by the
-/// user is kept.
-const UBSAN_OPTIONS: &str = "halt_on_error=1:abort_on_error=1:symbolize=0:handle_segv=0:\
-                             handle_sigbus=0:handle_abort=0:handle_sigfpe=0:handle_sigill=0";
-
-/// Makes sanitizer findings in the target end in a crash signal.
+/// Makes sanitizer findings in the target end in a crash signal: UBSan's signal handlers would
+/// turn a SIGSEGV into a slow, symbolized report and `exit(1)`, which the fork server sees as a
+/// clean exit or a hang. For targets that do not build our options in (AFL++'s builds; ours
+/// do, from the same header); `UBSAN_OPTIONS` given by the user is kept.
 fn sanitizers_report_as_crashes() {
     if std::env::var_os("UBSAN_OPTIONS").is_none() {
         // SAFETY: the client is single-threaded while it sets up its target's environment.
-        unsafe { std::env::set_var("UBSAN_OPTIONS", UBSAN_OPTIONS) };
+        unsafe { std::env::set_var("UBSAN_OPTIONS", runtime_abi::ubsan_options()) };
     }
 }
 
@@ -116,7 +110,7 @@ fn sanitizers_report_as_crashes() {
 fn coverage_map(map_size: usize) -> Result<(EdgesObserver, SharedMemory), Error> {
     let mut provider = SelfCleaningShMemProvider::new()?;
     // Whole pages: our runtime maps the segment over the target's counters' pages.
-    let mut shmem = provider.new_shmem(map_size.div_ceil(PAGE) * PAGE)?;
+    let mut shmem = provider.new_shmem(map_size.next_multiple_of(runtime_abi::page_size()))?;
     // SAFETY: the client is single-threaded while it sets up its target's environment.
     unsafe {
         shmem.write_to_env("__AFL_SHM_ID")?;
@@ -132,7 +126,13 @@ fn coverage_map(map_size: usize) -> Result<(EdgesObserver, SharedMemory), Error>
 /// which the standalone runtime writes when `__LAFUZZ_CMPLOG_SHM_ID` is set): the observer,
 /// the segment (keep it), and its id for the tracer's environment.
 fn cmplog_map() -> Result<(CmpLogObserver, SharedMemory, String), Error> {
-    let mut shmem = SelfCleaningShMemProvider::new()?.new_shmem(size_of::<CmpLogMap>())?;
+    let size = size_of::<CmpLogMap>();
+    if runtime_abi::cmplog_map_size() != size {
+        return Err(Error::illegal_state(
+            "the standalone runtime's comparison log does not have LibAFL's layout",
+        ));
+    }
+    let mut shmem = SelfCleaningShMemProvider::new()?.new_shmem(size)?;
     let id = shmem.id().to_string();
     // SAFETY: the segment is as large as the map and the caller keeps it as long as the
     // observer.

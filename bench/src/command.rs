@@ -1,0 +1,155 @@
+//! The command line that starts each kind of fuzzer.
+
+use std::{fs, path::Path, process::Command};
+
+use crate::{
+    fuzzers::{Fuzzer, Kind},
+    paths::Paths,
+};
+
+/// `program`, pinned to `core` with taskset (None: not pinned).
+fn pinned(program: &Path, core: Option<usize>) -> Command {
+    match core {
+        Some(core) => {
+            let mut c = Command::new("taskset");
+            c.arg("-c").arg(core.to_string()).arg(program);
+            c
+        }
+        None => Command::new(program),
+    }
+}
+
+/// The command for `f` on `seeds` for `secs`, pinned to `core` (None: all cores).
+pub fn command(
+    p: &Paths,
+    f: &Fuzzer,
+    work: &Path,
+    seeds: &Path,
+    secs: u64,
+    core: Option<usize>,
+    dict: bool,
+) -> Command {
+    let dict_file = p.root.join("corpus/libpng/png.dict");
+    let binary = f.binary.path(p);
+    match f.kind {
+        Kind::Ours(mode) => {
+            let mut cmd = pinned(&binary, core);
+            let cores = core.map_or("all".to_string(), |c| c.to_string());
+            cmd.args([
+                "fuzz",
+                "--mode",
+                mode.arg(),
+                "--cores",
+                &cores,
+                "--max-time",
+                &secs.to_string(),
+            ]);
+            cmd.arg("-i").arg(seeds).arg("-o").arg(work.join("out"));
+            if dict {
+                cmd.arg("-x").arg(&dict_file);
+            }
+            if let Some(target) = f.target {
+                cmd.arg("--").arg(target.path(p));
+                if mode.target_reads_file() {
+                    cmd.arg("@@");
+                }
+            }
+            cmd
+        }
+        Kind::LibFuzzer => {
+            let mut cmd = pinned(&binary, core);
+            let corpus = work.join("corpus");
+            let _ = fs::create_dir_all(&corpus);
+            cmd.arg(format!("-max_total_time={secs}"))
+                .arg("-print_final_stats=1");
+            cmd.arg(format!("-artifact_prefix={}/", work.display()));
+            if dict {
+                cmd.arg(format!("-dict={}", dict_file.display()));
+            }
+            cmd.arg(&corpus).arg(seeds);
+            cmd
+        }
+        Kind::Afl { file_arg, cmplog } => {
+            let mut cmd = pinned(Path::new("afl-fuzz"), core);
+            cmd.envs([
+                ("AFL_NO_AFFINITY", "1"),
+                ("AFL_SKIP_CPUFREQ", "1"),
+                ("AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES", "1"),
+                ("AFL_NO_UI", "1"),
+                ("AFL_SKIP_CRASHES", "1"),
+            ]);
+            cmd.arg("-i")
+                .arg(seeds)
+                .arg("-o")
+                .arg(work.join("out"))
+                .arg("-V")
+                .arg(secs.to_string());
+            if dict {
+                cmd.arg("-x").arg(&dict_file);
+            }
+            if let Some(cmplog) = cmplog {
+                cmd.arg("-c").arg(cmplog.path(p));
+            }
+            cmd.arg("--").arg(&binary);
+            if file_arg {
+                cmd.arg("@@");
+            }
+            cmd
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::fuzzers::{LIBPNG, MAGIC};
+
+    /// The command line of the fuzzer `name` in `table`, unpinned, without dictionary.
+    fn argv(table: &[Fuzzer], name: &str) -> Vec<String> {
+        let r = PathBuf::from("/r");
+        let p = Paths {
+            root: r.clone(),
+            fuzzers: r.join("fuzzers"),
+            release: r.join("release"),
+            build: r.join("build"),
+        };
+        let f = table.iter().find(|f| f.name == name).unwrap();
+        let cmd = command(&p, f, Path::new("/w"), Path::new("/s"), 7, None, false);
+        std::iter::once(cmd.get_program())
+            .chain(cmd.get_args())
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn out_of_process_modes_run_the_standalone_target_with_our_driver() {
+        let direct = argv(LIBPNG, "ours-direct");
+        assert_eq!(direct[0], "/r/fuzzers/libpng");
+        assert!(direct.windows(2).any(|w| w == ["--mode", "direct"]));
+        assert!(!direct.contains(&"--".to_string()));
+        let forkserver = argv(LIBPNG, "ours-forkserver");
+        assert_eq!(forkserver[0], "/r/release/fuzzer");
+        assert!(forkserver.ends_with(&[
+            "--".into(),
+            "/r/fuzzers/libpng-standalone".into(),
+            "@@".into()
+        ]));
+        let persistent = argv(LIBPNG, "ours-persistent");
+        assert!(persistent.ends_with(&["--".into(), "/r/fuzzers/libpng-standalone".into()]));
+    }
+
+    #[test]
+    fn afl_gets_its_cmplog_build_and_file_argument() {
+        let cmplog = argv(MAGIC, "aflpp-cmplog");
+        assert_eq!(cmplog[0], "afl-fuzz");
+        assert!(cmplog.ends_with(&[
+            "-c".into(),
+            "/r/build/magic-afl-cmplog".into(),
+            "--".into(),
+            "/r/build/magic-afl".into()
+        ]));
+        assert_eq!(argv(LIBPNG, "aflpp-forkserver").last().unwrap(), "@@");
+    }
+}

@@ -1,0 +1,30 @@
+//! Where the bench finds the repository, our builds and its own builds.
+
+use std::path::{Path, PathBuf};
+
+pub struct Paths {
+    pub root: PathBuf,
+    pub fuzzers: PathBuf,
+    pub release: PathBuf,
+    pub build: PathBuf,
+}
+
+impl Paths {
+    pub fn new() -> Result<Self, String> {
+        let exe = std::env::current_exe().map_err(|e| e.to_string())?;
+        let release = exe.parent().ok_or("no exe dir")?.to_path_buf();
+        let target = release.parent().ok_or("no target dir")?.to_path_buf();
+        Ok(Self {
+            root: Path::new(env!("CARGO_MANIFEST_DIR"))
+                .parent()
+                .ok_or("no repository root")?
+                .to_path_buf(),
+            fuzzers: target.join("fuzzers"),
+            build: target.join("bench-build"),
+            release,
+        })
+    }
+    pub fn bin(&self, name: &str) -> PathBuf {
+        self.build.join(name)
+    }
+}

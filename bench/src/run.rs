@@ -1,0 +1,78 @@
+//! Running one fuzzer for a fixed time on one pinned core, or until its first crash, and
+//! reading back executions, CPU time and corpus.
+
+use std::{fs, path::Path, time::Duration};
+
+use crate::{
+    command::command, fuzzer_output::count_files, fuzzers::Fuzzer, paths::Paths, report::Run,
+    supervise::start,
+};
+
+/// Runs `f` on libpng's seeds (or `workload`'s) for `secs`.
+pub fn fuzz(
+    p: &Paths,
+    f: &Fuzzer,
+    work: &Path,
+    secs: u64,
+    core: Option<usize>,
+    workload: &str,
+) -> Result<Run, String> {
+    let _ = fs::remove_dir_all(work);
+    fs::create_dir_all(work).map_err(|e| e.to_string())?;
+    let log = work.join("log");
+    let seeds = p.root.join("corpus/libpng");
+    let started = start(command(p, f, work, &seeds, secs, core, true), &log)?;
+    let limit = Duration::from_secs(secs + 60);
+    let (wall, cpu) = started.finish(limit, || false);
+    let execs = f.kind.execs(work, &log);
+    if execs == 0 {
+        let tail: String = fs::read_to_string(&log)
+            .unwrap_or_default()
+            .lines()
+            .rev()
+            .take(5)
+            .collect::<Vec<_>>()
+            .join(" | ");
+        return Err(format!("{} ran no input; its log ends: {tail}", f.name));
+    }
+    Ok(Run {
+        fuzzer: f.name.into(),
+        workload: workload.into(),
+        ours: f.is_ours(),
+        wall_secs: wall.min(secs as f64).max(1.0),
+        cpu_secs: cpu,
+        execs,
+        corpus: count_files(&f.kind.corpus_dir(work)),
+        ..Run::default()
+    })
+}
+
+/// Seconds until `f` saves its first crash on the magic harness (zero seed, no dictionary).
+pub fn time_to_crash(
+    p: &Paths,
+    f: &Fuzzer,
+    work: &Path,
+    cap: u64,
+    core: usize,
+) -> Result<Run, String> {
+    let _ = fs::remove_dir_all(work);
+    let seeds = work.join("seeds");
+    fs::create_dir_all(&seeds).map_err(|e| e.to_string())?;
+    fs::copy(p.root.join("corpus/magic/zeros"), seeds.join("zeros")).map_err(|e| e.to_string())?;
+    let started = start(
+        command(p, f, work, &seeds, cap, Some(core), false),
+        &work.join("log"),
+    )?;
+    let kind = f.kind;
+    let (wall, cpu) = started.finish(Duration::from_secs(cap), || kind.crashes_found(work));
+    let found = kind.crashes_found(work);
+    Ok(Run {
+        fuzzer: f.name.into(),
+        workload: "magic".into(),
+        ours: f.is_ours(),
+        wall_secs: if found { wall } else { cap as f64 },
+        cpu_secs: cpu,
+        time_to_crash: found.then_some(wall),
+        ..Run::default()
+    })
+}

@@ -1,0 +1,72 @@
+//! What the fuzzer and the standalone runtime must agree on, read from the runtime's own header
+//! (`compiler-wrapper/runtime/lafuzz_runtime.h`) through `src/runtime_constants.c`, which the
+//! build script compiles: one home for each value, so the two sides cannot drift apart.
+
+use std::ffi::{c_char, CStr};
+
+// Defined in src/runtime_constants.c. `size_t` is `usize` on every target this crate builds for.
+unsafe extern "C" {
+    /// The first byte of a NUL-terminated `const char[]`.
+    static lafuzz_ubsan_options: c_char;
+    static lafuzz_page_size: usize;
+    static lafuzz_map_alignment: usize;
+    static lafuzz_cmplog_map_size: usize;
+}
+
+/// UBSan's options that make its findings (and the signals it would catch) crash: what the
+/// standalone runtime builds in, for targets that do not (AFL++ builds) as `UBSAN_OPTIONS`.
+pub fn ubsan_options() -> &'static str {
+    // SAFETY: `lafuzz_ubsan_options` is a `const char[]` initialized from a string literal, so
+    // it is NUL-terminated, never written, and lives as long as the program.
+    let options = unsafe { CStr::from_ptr(&raw const lafuzz_ubsan_options) };
+    options.to_str().expect("the UBSan options are ASCII")
+}
+
+/// The page the coverage counters are aligned to: the coverage segment is rounded up to it.
+pub fn page_size() -> usize {
+    // SAFETY: `lafuzz_page_size` is a `const size_t` with a constant initializer: never
+    // written, so reading it races with nothing.
+    unsafe { lafuzz_page_size }
+}
+
+/// What LibAFL's fork server executor rounds a target's reported map size up to.
+pub fn map_alignment() -> usize {
+    // SAFETY: `lafuzz_map_alignment` is a `const size_t` with a constant initializer: never
+    // written, so reading it races with nothing.
+    unsafe { lafuzz_map_alignment }
+}
+
+/// The size of the comparison log as the standalone runtime lays it out.
+pub fn cmplog_map_size() -> usize {
+    // SAFETY: `lafuzz_cmplog_map_size` is a `const size_t` with a constant initializer
+    // (`sizeof` the runtime's map): never written, so reading it races with nothing.
+    unsafe { lafuzz_cmplog_map_size }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cmplog_layout_is_libafls() {
+        // The fuzzer reads the runtime's log with LibAFL's observer, through LibAFL's struct.
+        assert_eq!(
+            cmplog_map_size(),
+            std::mem::size_of::<libafl_targets::cmps::CmpLogMap>()
+        );
+    }
+
+    #[test]
+    fn ubsan_options_make_findings_crash() {
+        let options = ubsan_options();
+        assert!(options.contains("handle_segv=0"), "{options}");
+        assert!(options.contains("abort_on_error=1"), "{options}");
+    }
+
+    #[test]
+    fn whole_pages_hold_an_aligned_map() {
+        // A segment of whole pages must also hold the map size LibAFL rounds up to.
+        assert!(page_size().is_power_of_two() && map_alignment().is_power_of_two());
+        assert_eq!(page_size() % map_alignment(), 0);
+    }
+}
