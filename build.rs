@@ -1,7 +1,19 @@
 //! Compiles the C shim that looks up the harness's optional hooks (weak symbols Rust cannot
 //! declare on stable), and the standalone runtime's constants for `runtime_abi` (read from the
-//! runtime's header, `compiler-wrapper/runtime/lafuzz_runtime.h`, their one home).
+//! runtime's header, `compiler-wrapper/runtime/lafuzz_runtime.h`, their one home). Sets the
+//! `aflpp` cfg when AFL++'s `afl-clang-fast` is installed: tests that need it are ignored,
+//! with the reason, where it is not.
 fn main() {
+    println!("cargo::rustc-check-cfg=cfg(aflpp)");
+    println!("cargo:rerun-if-env-changed=PATH");
+    let has_aflpp = std::process::Command::new("afl-clang-fast")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if has_aflpp {
+        println!("cargo:rustc-cfg=aflpp");
+    }
+
     println!("cargo:rerun-if-changed=src/hooks.c");
     cc::Build::new().file("src/hooks.c").compile("lafuzz_hooks");
 
