@@ -5,12 +5,9 @@
 use std::{convert::Infallible, net::SocketAddr, num::NonZeroUsize, time::Duration};
 
 use libafl::{
-    events::{
-        setup_restarting_mgr_llmp, ClientDescription, EventConfig, ManagerKind, ShouldSaveState,
-        StdLlmpEventHook,
-    },
+    events::{EventConfig, StdLlmpEventHook},
     inputs::BytesInput,
-    monitors::{Monitor, NopMonitor},
+    monitors::Monitor,
     Error,
 };
 use libafl_bolts::{
@@ -22,10 +19,7 @@ use libafl_bolts::{
     ClientId,
 };
 
-use crate::{
-    shmem::SelfCleaningShMemProvider,
-    types::{Mgr, State},
-};
+use crate::shmem::SelfCleaningShMemProvider;
 
 /// Every client and broker of a campaign (and of linked campaigns) share this configuration:
 /// they run the same target, so a testcase from one means the same to all.
@@ -63,24 +57,6 @@ pub fn run<MT: Monitor>(
     }
     broker.loop_with_timeouts(HEARTBEAT, Some(Duration::from_millis(5)));
     Err(Error::shutting_down())
-}
-
-/// A client's event manager, connected to the broker on `port`.
-pub fn client_manager(
-    shmem: SelfCleaningShMemProvider,
-    port: u16,
-    client_description: ClientDescription,
-) -> Result<(Option<State>, Mgr), Error> {
-    setup_restarting_mgr_llmp::<_, BytesInput, NopMonitor, State, _>(
-        shmem,
-        configuration(),
-        None,
-        port,
-        ManagerKind::Client { client_description },
-        None,
-        ShouldSaveState::OnRestart,
-        tuple_list!(),
-    )
 }
 
 /// Messages from a linked broker carry the remote clients' statistics, under the id of the

@@ -18,6 +18,7 @@ use crate::{
     options::FuzzOptions,
     output,
     prepare::prepare,
+    restarter::{self, ClientLimits},
     shmem::SelfCleaningShMemProvider,
     supervisor::{self, Ending},
     types::{Mgr, State},
@@ -41,6 +42,7 @@ pub fn run(opts: FuzzOptions) -> Result<i32, String> {
     }
     let error_file = output::client_error_file(&config.output);
     let _ = fs::remove_file(&error_file);
+    let _ = fs::remove_file(output::client_restarts_file(&config.output));
     let ending = supervisor::run(opts.max_time, || launch(mode, &config))?;
     // A client that failed stops the campaign and leaves its error; clients that fail while
     // being stopped are not news.
@@ -97,18 +99,30 @@ fn launch_clients_and_broker(mode: &dyn ExecutionMode, config: &FuzzConfig) -> R
     };
     let shmem = SelfCleaningShMemProvider::new()
         .map_err(|e| format!("cannot set up shared memory: {}", error_text(&e)))?;
-    let monitor = CampaignMonitor::new(&config.output, opts.clients(), mode.reproduce(opts));
+    let monitor = CampaignMonitor::new(
+        &config.output,
+        opts.clients(),
+        mode.reproduce(opts),
+        opts.rss_limit_mb,
+    );
     // A client that fails (its target does not start, say) stops the whole campaign, and its
     // error is what the command reports.
     let mut run_client = |state: Option<State>, mgr: Mgr, desc: ClientDescription| {
         stop_campaign_on_error(client::run(mode, state, mgr, desc, config), config)
     };
     let clients = opts.clients();
+    let limits = ClientLimits {
+        output: config.output.clone(),
+        rss_limit_mb: (opts.rss_limit_mb > 0).then_some(opts.rss_limit_mb),
+    };
     // Clients and broker as LibAFL's Launcher sets them up, but our broker, which can link to
     // a remote one (the Launcher of LibAFL 0.16.1 drops `remote_broker_addr`).
     let spawn_mgr =
         |_: &Launcher<'_, _, _, _>, desc, monitor: Option<CampaignMonitor>| match (desc, monitor) {
-            (Some(desc), _) => broker::client_manager(shmem.clone(), port, desc),
+            (Some(desc), _) => stop_campaign_on_error(
+                restarter::client_manager(shmem.clone(), port, &desc, &limits),
+                config,
+            ),
             (None, Some(monitor)) => {
                 let ended = broker::run(shmem.clone(), monitor, port, clients, opts.remote_broker);
                 stop_campaign_on_error(ended, config).map(|never| match never {})

@@ -22,7 +22,7 @@ use crate::{
     engine::{Client, FuzzConfig},
     modes::ExecutionMode,
     output,
-    solutions::{NewSolutions, SkipKnownSolutions, SolutionsOnDisk, Triage},
+    solutions::{self, NewSolutions, SkipKnownSolutions, SolutionsOnDisk, Triage},
     types::{Mgr, State},
 };
 
@@ -69,6 +69,7 @@ pub fn run(
             if !tokens.is_empty() {
                 state.add_metadata::<Tokens>(tokens);
             }
+            solutions::remember_saved(&mut state, &config.output);
             state
         }
     };

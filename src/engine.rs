@@ -7,7 +7,7 @@ use libafl::{
     corpus::Corpus,
     events::{EventRestarter, ProgressReporter, SendExiting},
     executors::{Executor, HasObservers},
-    fuzzer::Fuzzer,
+    fuzzer::{Evaluator, Fuzzer},
     inputs::BytesInput,
     mutators::{havoc_mutations, tokens_mutations, HavocScheduledMutator, Tokens},
     observers::ObserversTuple,
@@ -20,6 +20,8 @@ use libafl_bolts::tuples::{tuple_list, Merge};
 use crate::{
     cmplog,
     options::FuzzOptions,
+    output::collect_files,
+    solutions,
     types::{Calibration, ClientFuzzer, Mgr, Observers, State},
 };
 
@@ -101,6 +103,33 @@ where
     )
 }
 
+/// As libFuzzer: when no seed made it into the corpus (every one crashed or hung, or they were
+/// all empty), fuzzing starts from the empty input; when that too is a known crash or hang,
+/// there is nothing to fuzz from.
+fn start_from_the_empty_input_if_needed<E>(
+    executor: &mut E,
+    fuzzer: &mut ClientFuzzer,
+    state: &mut State,
+    mgr: &mut Mgr,
+) -> Result<(), Error>
+where
+    E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
+{
+    if state.corpus().count() > 0 {
+        return Ok(());
+    }
+    if !solutions::is_known(state, b"") {
+        fuzzer.add_input(state, executor, mgr, BytesInput::new(Vec::new()))?;
+    }
+    if state.corpus().count() == 0 {
+        return Err(Error::illegal_state(
+            "nothing to fuzz from: every seed, and the empty input, crashes or hangs (see \
+             crashes/ and hangs/)",
+        ));
+    }
+    Ok(())
+}
+
 /// Loads the seeds (once per campaign; a restarted client resumes from its saved state) and
 /// fuzzes until `--runs` executions. With `restart_every`, the client process hands its state
 /// to a fresh process after that many executions.
@@ -118,9 +147,18 @@ where
     ST: StagesTuple<E, Mgr, State, ClientFuzzer>,
 {
     if state.must_load_initial_inputs() {
-        state.load_initial_inputs_by_filenames_forced(fuzzer, executor, mgr, &config.seeds)?;
+        // The seeds, and what this client's queue already holds: a client started afresh
+        // after it was killed keeps what it had found.
+        let mut seeds = config.seeds.clone();
+        collect_files(state.corpus().dir_path(), &mut seeds)?;
+        seeds.sort();
+        seeds.dedup();
+        // Seeds already saved as crashes, hangs or out-of-memory inputs are not run again.
+        seeds.retain(|seed| std::fs::read(seed).map_or(true, |b| !solutions::is_known(state, &b)));
+        state.load_initial_inputs_by_filenames_forced(fuzzer, executor, mgr, &seeds)?;
         log::info!("loaded {} seeds", state.corpus().count());
     }
+    start_from_the_empty_input_if_needed(executor, fuzzer, state, mgr)?;
     let started_at = *state.executions();
     loop {
         mgr.maybe_report_progress(state, REPORT_INTERVAL)?;

@@ -118,14 +118,15 @@ thread_local! {
     static RECENT: RefCell<RecentInputs> = RefCell::new(RecentInputs::default());
 }
 
-/// Runs one input and remembers it among the recent ones.
+/// Runs one input and remembers it among the recent ones, and as the one in flight while it
+/// runs (see `inflight.rs`).
 pub fn run_recorded(input: &[u8]) {
     RECENT.with(|r| {
         if let Ok(mut r) = r.try_borrow_mut() {
             r.push(input);
         }
     });
-    run(input);
+    crate::inflight::while_running(input, || run(input));
 }
 
 /// The recent inputs, oldest first (the last is the one running or run last).

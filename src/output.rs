@@ -84,6 +84,10 @@ pub fn flaky_crashes_dir(out: &Path) -> PathBuf {
 pub fn hangs_dir(out: &Path) -> PathBuf {
     out.join("hangs")
 }
+/// Inputs that took a client over the memory limit (or had it killed by the kernel for memory).
+pub fn ooms_dir(out: &Path) -> PathBuf {
+    out.join("ooms")
+}
 pub fn stats_file(out: &Path) -> PathBuf {
     out.join("fuzzer_stats")
 }
@@ -94,6 +98,22 @@ pub fn plot_file(out: &Path) -> PathBuf {
 pub fn client_error_file(out: &Path) -> PathBuf {
     out.join(".client_error")
 }
+/// One line per client started again after it died without saving its state, appended by
+/// its restarter (whose own output is silenced with the clients'); the monitor prints them.
+pub fn client_restarts_file(out: &Path) -> PathBuf {
+    out.join(".client-restarts")
+}
+
+/// Appends one line to the restarts log.
+pub fn log_client_restart(out: &Path, line: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(client_restarts_file(out))?;
+    // One write per line, so lines from several restarters do not interleave.
+    file.write_all(format!("{line}\n").as_bytes())
+}
 
 /// Creates the layout and checks that it is writable, before any process starts.
 pub fn prepare(out: &Path) -> Result<(), String> {
@@ -102,6 +122,7 @@ pub fn prepare(out: &Path) -> Result<(), String> {
         crashes_dir(out),
         flaky_crashes_dir(out),
         hangs_dir(out),
+        ooms_dir(out),
     ] {
         fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create output directory {}: {e}", dir.display()))?;

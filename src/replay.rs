@@ -1,6 +1,6 @@
 //! The `replay` command: runs inputs in a fresh child process and reports what happened, so
-//! one crashing input does not hide the others. Exit status: 1 if anything crashed, else 2 if
-//! anything timed out or exited, else 0.
+//! one crashing input does not hide the others. Exit status: 1 if anything crashed or ran out
+//! of memory, else 2 if anything timed out or exited, else 0.
 
 use std::{
     fs,
@@ -9,7 +9,10 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::{harness, options::ReplayOptions};
+use crate::{harness, options::ReplayOptions, supervisor::resident_mb};
+
+/// How often a running input's memory is looked at.
+const RSS_CHECK_EVERY: Duration = Duration::from_millis(20);
 
 /// What one run did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,6 +20,8 @@ pub enum Outcome {
     Ok,
     Crash(i32),
     Timeout,
+    /// Killed for going over the memory limit, having used this many MiB.
+    OutOfMemory(u64),
     Exit(i32),
 }
 
@@ -26,6 +31,7 @@ impl Outcome {
             Self::Ok => "ok".into(),
             Self::Crash(sig) => format!("CRASH (signal {sig}, {})", signal_name(*sig)),
             Self::Timeout => format!("TIMEOUT (over {} ms)", timeout.as_millis()),
+            Self::OutOfMemory(mb) => format!("OUT-OF-MEMORY ({mb} MiB resident)"),
             Self::Exit(code) => format!("EXIT (the target called exit({code}))"),
         }
     }
@@ -42,7 +48,7 @@ pub fn run(opts: &ReplayOptions) -> Result<i32, String> {
                 inputs.push(read(&file)?);
             }
         }
-        let outcome = run_in_child(&inputs, timeout)?;
+        let outcome = run_in_child(&inputs, timeout, opts.rss_limit_mb)?;
         if !opts.quiet {
             println!(
                 "sequence of {} input(s): {}",
@@ -53,7 +59,7 @@ pub fn run(opts: &ReplayOptions) -> Result<i32, String> {
         outcomes.push(outcome);
     } else {
         for file in &opts.files {
-            let outcome = run_in_child(&[read(file)?], timeout)?;
+            let outcome = run_in_child(&[read(file)?], timeout, opts.rss_limit_mb)?;
             if !opts.quiet {
                 println!("{}: {}", file.display(), outcome.describe(timeout));
             }
@@ -64,13 +70,18 @@ pub fn run(opts: &ReplayOptions) -> Result<i32, String> {
     if !opts.quiet && !opts.sequence {
         println!("{} input(s), {failed} failed", outcomes.len());
     }
-    Ok(if outcomes.iter().any(|o| matches!(o, Outcome::Crash(_))) {
-        1
-    } else if failed > 0 {
-        2
-    } else {
-        0
-    })
+    Ok(
+        if outcomes
+            .iter()
+            .any(|o| matches!(o, Outcome::Crash(_) | Outcome::OutOfMemory(_)))
+        {
+            1
+        } else if failed > 0 {
+            2
+        } else {
+            0
+        },
+    )
 }
 
 fn read(file: &Path) -> Result<Vec<u8>, String> {
@@ -101,8 +112,13 @@ fn signal_name(sig: i32) -> &'static str {
     }
 }
 
-/// Runs `inputs` one after another in a forked child, killing it after `timeout` (per input).
-fn run_in_child(inputs: &[Vec<u8>], timeout: Duration) -> Result<Outcome, String> {
+/// Runs `inputs` one after another in a forked child, killing it after `timeout` (per input)
+/// or when its resident memory goes over `rss_limit_mb` (0: no limit).
+fn run_in_child(
+    inputs: &[Vec<u8>],
+    timeout: Duration,
+    rss_limit_mb: u64,
+) -> Result<Outcome, String> {
     // SAFETY: fork in a single-threaded process; the child only runs the harness and exits.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
@@ -117,6 +133,7 @@ fn run_in_child(inputs: &[Vec<u8>], timeout: Duration) -> Result<Outcome, String
     }
     let limit = timeout * u32::try_from(inputs.len().max(1)).unwrap_or(u32::MAX);
     let start = Instant::now();
+    let mut last_rss_check = start;
     loop {
         let mut status = 0;
         // SAFETY: non-blocking wait for our own child.
@@ -129,6 +146,20 @@ fn run_in_child(inputs: &[Vec<u8>], timeout: Duration) -> Result<Outcome, String
             } else {
                 Outcome::Ok
             });
+        }
+        let over_memory = (rss_limit_mb > 0 && last_rss_check.elapsed() >= RSS_CHECK_EVERY)
+            .then(|| {
+                last_rss_check = Instant::now();
+                resident_mb(pid).filter(|&mb| mb > rss_limit_mb)
+            })
+            .flatten();
+        if let Some(mb) = over_memory {
+            // SAFETY: killing and reaping our own child.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, &mut status, 0);
+            }
+            return Ok(Outcome::OutOfMemory(mb));
         }
         if start.elapsed() > limit {
             // SAFETY: killing and reaping our own child.

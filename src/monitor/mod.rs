@@ -33,18 +33,23 @@ pub struct CampaignMonitor {
     start_time: u64,
     command_line: String,
     reproduce: Reproduce,
+    /// `--rss-limit-mb`: out-of-memory inputs are reproduced under the same limit.
+    rss_limit_mb: u64,
     last_print: Duration,
     last_plot: Duration,
     last_crashes: usize,
     last_flaky_crashes: usize,
     last_hangs: usize,
+    last_ooms: usize,
+    /// Client restarts already printed.
+    last_restarts: usize,
     /// The newest statistics, written once more when the campaign ends. Only the broker's
     /// copy has any: clients are forks that carry a copy of this monitor but never use it.
     latest: Option<Snapshot>,
 }
 
 impl CampaignMonitor {
-    pub fn new(out: &Path, cores: usize, reproduce: Reproduce) -> Self {
+    pub fn new(out: &Path, cores: usize, reproduce: Reproduce, rss_limit_mb: u64) -> Self {
         let start_time = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
@@ -59,11 +64,14 @@ impl CampaignMonitor {
             start_time,
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
             reproduce,
+            rss_limit_mb,
             last_print: Duration::ZERO,
             last_plot: Duration::ZERO,
             last_crashes: output::count_inputs(&output::crashes_dir(out)),
             last_flaky_crashes: output::count_inputs(&output::flaky_crashes_dir(out)),
             last_hangs: output::count_inputs(&output::hangs_dir(out)),
+            last_ooms: output::count_inputs(&output::ooms_dir(out)),
+            last_restarts: restart_lines(out).len(),
             latest: None,
         }
     }
@@ -105,9 +113,13 @@ impl CampaignMonitor {
             saved_crashes: 0,
             saved_flaky_crashes: 0,
             saved_hangs: 0,
+            saved_ooms: 0,
+            client_restarts: 0,
             edges_found,
             total_edges,
-            clients: global.client_stats_count,
+            // A client that was killed and restarted is listed twice by LibAFL: its successor
+            // takes its place.
+            clients: global.client_stats_count.min(self.cores),
             cmplog_tokens,
         }
     }
@@ -119,9 +131,17 @@ impl CampaignMonitor {
         snap.saved_crashes = output::count_inputs(&output::crashes_dir(&self.out));
         snap.saved_flaky_crashes = output::count_inputs(&output::flaky_crashes_dir(&self.out));
         snap.saved_hangs = output::count_inputs(&output::hangs_dir(&self.out));
+        snap.saved_ooms = output::count_inputs(&output::ooms_dir(&self.out));
+        snap.client_restarts = restart_lines(&self.out).len() as u64;
     }
 
-    fn report_new_solutions(&mut self, snap: &Snapshot) {
+    /// Prints what happened since the last report: clients restarted, findings saved.
+    fn report_new_events(&mut self, snap: &Snapshot) {
+        let restarts = restart_lines(&self.out);
+        for line in restarts.iter().skip(self.last_restarts) {
+            println!("lafuzz: {line}");
+        }
+        self.last_restarts = self.last_restarts.max(restarts.len());
         let out = &self.out;
         let kinds = [
             (
@@ -145,20 +165,38 @@ impl CampaignMonitor {
                 "hang",
                 false,
             ),
+            (
+                snap.saved_ooms,
+                &mut self.last_ooms,
+                output::ooms_dir(out),
+                "out-of-memory input",
+                false,
+            ),
         ];
+        let oom_dir = output::ooms_dir(out);
         for (count, last, dir, what, sequence) in kinds {
             if count > *last {
                 *last = count;
                 if let Some(file) = output::newest_input(&dir) {
+                    let mut command = self.reproduce.command(&file, sequence);
+                    if dir == oom_dir && matches!(self.reproduce, Reproduce::Replay { .. }) {
+                        command += &format!(" --rss-limit-mb {}", self.rss_limit_mb);
+                    }
                     println!(
-                        "new {what} saved: {}\n  reproduce with: {}",
-                        file.display(),
-                        self.reproduce.command(&file, sequence)
+                        "new {what} saved: {}\n  reproduce with: {command}",
+                        file.display()
                     );
                 }
             }
         }
     }
+}
+
+/// The client restarts logged so far (see `output::log_client_restart`).
+fn restart_lines(out: &Path) -> Vec<String> {
+    std::fs::read_to_string(output::client_restarts_file(out))
+        .map(|text| text.lines().map(str::to_string).collect())
+        .unwrap_or_default()
 }
 
 impl Monitor for CampaignMonitor {
@@ -176,7 +214,7 @@ impl Monitor for CampaignMonitor {
         }
         self.last_print = now;
         self.count_solutions(&mut snap);
-        self.report_new_solutions(&snap);
+        self.report_new_events(&snap);
         println!("{}", snap.status_line());
         self.write_stats(&snap);
         let plot_line = snap.plot_line();
@@ -199,6 +237,7 @@ impl Drop for CampaignMonitor {
     fn drop(&mut self) {
         if let Some(mut snap) = self.latest.take() {
             self.count_solutions(&mut snap);
+            self.report_new_events(&snap);
             println!("{}", snap.status_line());
             self.write_stats(&snap);
         }

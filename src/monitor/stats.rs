@@ -16,6 +16,10 @@ pub struct Snapshot {
     pub saved_crashes: usize,
     pub saved_flaky_crashes: usize,
     pub saved_hangs: usize,
+    /// Inputs that took a client over the memory limit.
+    pub saved_ooms: usize,
+    /// Clients started again after dying without saving their state.
+    pub client_restarts: u64,
     pub edges_found: u64,
     pub total_edges: u64,
     pub clients: usize,
@@ -49,6 +53,8 @@ impl Snapshot {
             ("saved_crashes", self.saved_crashes.to_string()),
             ("saved_flaky_crashes", self.saved_flaky_crashes.to_string()),
             ("saved_hangs", self.saved_hangs.to_string()),
+            ("saved_ooms", self.saved_ooms.to_string()),
+            ("client_restarts", self.client_restarts.to_string()),
             ("edges_found", self.edges_found.to_string()),
             ("total_edges", self.total_edges.to_string()),
             ("bitmap_cvg", format!("{bitmap_cvg:.2}%")),
@@ -81,7 +87,7 @@ impl Snapshot {
     /// The console status line.
     pub fn status_line(&self) -> String {
         format!(
-            "[{}] clients {} | execs {} | {}/s | corpus {} | edges {}/{} | crashes {} (+{} flaky) | hangs {}",
+            "[{}] clients {} | execs {} | {}/s | corpus {} | edges {}/{} | crashes {} (+{} flaky) | hangs {} | ooms {}",
             format_duration(self.run_time),
             self.clients,
             self.execs_done,
@@ -92,6 +98,7 @@ impl Snapshot {
             self.saved_crashes,
             self.saved_flaky_crashes,
             self.saved_hangs,
+            self.saved_ooms,
         )
     }
 }
@@ -114,6 +121,8 @@ mod tests {
             saved_crashes: 2,
             saved_flaky_crashes: 3,
             saved_hangs: 1,
+            saved_ooms: 4,
+            client_restarts: 5,
             edges_found: 30,
             total_edges: 120,
             clients: 2,
@@ -141,6 +150,8 @@ mod tests {
         assert_eq!(get("cores").as_deref(), Some("2"));
         assert_eq!(get("bitmap_cvg").as_deref(), Some("25.00%"));
         assert_eq!(get("cmplog_tokens").as_deref(), Some("9"));
+        assert_eq!(get("saved_ooms").as_deref(), Some("4"));
+        assert_eq!(get("client_restarts").as_deref(), Some("5"));
     }
 
     #[test]

@@ -64,6 +64,10 @@ pub struct FuzzOptions {
     /// `reset` mode: restart the client from a clean process after this many inputs.
     #[arg(long, value_name = "N", default_value_t = 50_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub restart_every: u64,
+    /// Memory limit in MiB: an in-process client whose resident memory exceeds it is stopped,
+    /// its input saved to `ooms/`, and a fresh client started (0: no limit).
+    #[arg(long, value_name = "MB", default_value_t = 2048)]
+    pub rss_limit_mb: u64,
     /// Show the target's stdout/stderr (silenced by default).
     #[arg(long)]
     pub show_output: bool,

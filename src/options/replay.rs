@@ -21,4 +21,7 @@ pub struct ReplayOptions {
     /// Per-input timeout in milliseconds.
     #[arg(short = 't', long = "timeout", value_name = "MS", default_value = "1000", value_parser = parse_millis)]
     pub timeout: Duration,
+    /// Memory limit in MiB: an input whose run goes over it is `OUT-OF-MEMORY` (0: no limit).
+    #[arg(long, value_name = "MB", default_value_t = 2048)]
+    pub rss_limit_mb: u64,
 }

@@ -68,6 +68,38 @@ impl KnownSolutions {
     }
 }
 
+/// Marks as known what the output directory already holds (files are named by their input's
+/// hash, see `output::input_name`): a client started afresh does not run them again, which
+/// for an input that takes a client over the memory limit would be another restart.
+pub fn remember_saved(state: &mut impl libafl::HasMetadata, out: &std::path::Path) {
+    let known = state.metadata_or_insert_with(KnownSolutions::default);
+    let dirs = [
+        crate::output::crashes_dir(out),
+        crate::output::flaky_crashes_dir(out),
+        crate::output::hangs_dir(out),
+        crate::output::ooms_dir(out),
+    ];
+    for file in dirs
+        .iter()
+        .flat_map(|dir| crate::output::visible_entries(dir))
+    {
+        let name = file.file_name().unwrap_or_default().to_string_lossy();
+        if let Ok(hash) = u64::from_str_radix(&name, 16) {
+            if known.hashes.len() < MAX_KNOWN_SOLUTIONS {
+                known.hashes.insert(hash);
+            }
+        }
+    }
+}
+
+/// True when `input` is known in this client to crash or hang.
+pub fn is_known(state: &impl libafl::HasMetadata, input: &[u8]) -> bool {
+    state
+        .metadata_map()
+        .get::<KnownSolutions>()
+        .is_some_and(|known| known.contains(input))
+}
+
 fn input_hash(input: &[u8]) -> u64 {
     libafl_bolts::hash_std(input)
 }

@@ -249,3 +249,28 @@ pub fn group_members(pgid: i32) -> Vec<String> {
         .map(str::to_string)
         .collect()
 }
+
+/// A process's children.
+pub fn children(pid: i32) -> Vec<i32> {
+    fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|tasks| {
+            tasks
+                .filter_map(Result::ok)
+                .map(|t| fs::read_to_string(t.path().join("children")).unwrap_or_default())
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|p| p.parse().ok())
+        .collect()
+}
+
+/// The processes of a group that have no children: in an in-process campaign, the clients.
+pub fn leaf_processes(pgid: i32) -> Vec<i32> {
+    group_members(pgid)
+        .iter()
+        .filter_map(|p| p.parse::<i32>().ok())
+        .filter(|&pid| children(pid).is_empty())
+        .collect()
+}

@@ -55,6 +55,7 @@ const C_HARNESSES: &[CHarness] = &[
         "harnesses/aflstyle/aflstyle.c",
         &["--standalone"],
     ),
+    c("memhog", "memhog", "harnesses/memhog/memhog.c", &[]),
     c("stateful", "stateful", STATEFUL, &[]),
     c("stateful", "stateful-noreset", STATEFUL, &["-DNO_RESET"]),
 ];

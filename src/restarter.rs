@@ -1,0 +1,269 @@
+//! The parent of a client process (LibAFL's restarting manager, made our own): it forks the
+//! client and, whenever it dies, forks the next.
+//!
+//! A client that saved its state before dying (an in-process crash or hang, `reset` mode's
+//! planned restarts) resumes from it. One killed from outside (`kill -9`, the kernel's OOM
+//! killer, our `--rss-limit-mb`) saved nothing: LibAFL's own restarter gives up on it, leaving
+//! the campaign silently idle. Here the input it was running is saved (`ooms/` when it died for
+//! memory, else `crashes/`), and the next client starts afresh from the seeds and this client's
+//! queue. A client that keeps dying right after it starts stops the campaign with an error.
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+    thread::sleep,
+    time::{Duration, Instant},
+};
+
+use libafl::{
+    events::{
+        ClientDescription, LlmpEventManagerBuilder, RestartingEventManager, ShouldSaveState,
+        EVENTMGR_SIGHANDLER_STATE,
+    },
+    Error,
+};
+use libafl_bolts::{
+    llmp::LlmpClientDescription,
+    os::{unix_signals::setup_signal_handler, CTRL_C_EXIT, SIGNAL_RECURSION_EXIT},
+    shmem::ShMemProvider,
+    staterestore::StateRestorer,
+};
+
+use crate::{
+    broker,
+    inflight::InFlight,
+    output,
+    shmem::SelfCleaningShMemProvider,
+    supervisor,
+    types::{Mgr, State},
+};
+
+/// Room for a client's serialized state (as LibAFL's restarter).
+const STATE_SIZE: usize = 256 << 20;
+/// A client that dies this soon after it started did not get to fuzz.
+const STARTUP: Duration = Duration::from_secs(5);
+/// This many such deaths in a row stop the campaign.
+const MAX_STARTUP_DEATHS: u32 = 3;
+const POLL: Duration = Duration::from_millis(5);
+const RSS_CHECK_EVERY: Duration = Duration::from_millis(100);
+
+/// What a client's parent needs to know.
+#[derive(Debug, Clone)]
+pub struct ClientLimits {
+    pub output: PathBuf,
+    /// Kill and restart a client whose resident memory exceeds this many MiB.
+    pub rss_limit_mb: Option<u64>,
+}
+
+/// Becomes the parent of client `desc`; returns, in each client process, its saved state and
+/// its event manager. The parent returns only to stop the campaign: `ShuttingDown` when its
+/// clients are done, another error when they cannot run.
+pub fn client_manager(
+    mut shmem: SelfCleaningShMemProvider,
+    port: u16,
+    desc: &ClientDescription,
+    limits: &ClientLimits,
+) -> Result<(Option<State>, Mgr), Error> {
+    // Pinned here, so every client started below runs on this core.
+    let _ = desc.core_id().set_affinity();
+    let mut staterestorer = StateRestorer::new(shmem.new_shmem(STATE_SIZE)?);
+    let in_flight = InFlight::new()?;
+    let mut startup_deaths = 0;
+    loop {
+        let started = Instant::now();
+        let oom_kills_before = kernel_oom_kills();
+        shmem.pre_fork()?;
+        // SAFETY: fork(2) from the single-threaded restarter; the child continues below.
+        match unsafe { libafl_bolts::os::fork() }? {
+            libafl_bolts::os::ForkResult::Child => {
+                shmem.post_fork(true)?;
+                break;
+            }
+            libafl_bolts::os::ForkResult::Parent(child) => {
+                shmem.post_fork(false)?;
+                let end = watch(child.pid, limits.rss_limit_mb);
+                if end.status == CTRL_C_EXIT || staterestorer.wants_to_exit() {
+                    return Err(Error::shutting_down());
+                }
+                if end.status == SIGNAL_RECURSION_EXIT {
+                    return Err(Error::illegal_state(
+                        "a client crashed inside its crash handler",
+                    ));
+                }
+                if staterestorer.has_content() {
+                    // It saved its state (and its crash, if any): the next one resumes.
+                    in_flight.take();
+                    continue;
+                }
+                let oom = end.rss_mb.is_some() || kernel_oom_kills() > oom_kills_before;
+                let saved = in_flight
+                    .take()
+                    .map(|input| save_in_flight(&limits.output, oom, &input));
+                let line = format!(
+                    "client {} {}{}; restarting it",
+                    desc.id(),
+                    end.describe(limits.rss_limit_mb, oom),
+                    match &saved {
+                        Some(Ok((path, _))) => format!(", running {}", path.display()),
+                        Some(Err(e)) => format!(" (its input could not be saved: {e})"),
+                        None => String::new(),
+                    },
+                );
+                if let Err(e) = output::log_client_restart(&limits.output, &line) {
+                    log::error!("cannot log a client restart: {e}");
+                }
+                // Dying right away again and again, with nothing new to show for it, is a
+                // client that cannot run: stop rather than restart forever.
+                let progress = matches!(saved, Some(Ok((_, true))));
+                startup_deaths = if started.elapsed() < STARTUP && !progress {
+                    startup_deaths + 1
+                } else {
+                    0
+                };
+                if startup_deaths >= MAX_STARTUP_DEATHS {
+                    return Err(Error::illegal_state(format!(
+                        "client {} died {startup_deaths} times in a row right after starting \
+                         (last: {})",
+                        desc.id(),
+                        end.describe(limits.rss_limit_mb, oom)
+                    )));
+                }
+            }
+        }
+    }
+    // The client. The slot must outlive every input: it is unmapped when the process ends.
+    in_flight.install();
+    std::mem::forget(in_flight);
+    // SAFETY: installs LibAFL's handler for SIGINT/SIGTERM/SIGQUIT (it exits with
+    // CTRL_C_EXIT, which tells us the client was stopped on purpose); the handler data is a
+    // static that lives as long as the process.
+    if let Err(e) = unsafe { setup_signal_handler(&raw mut EVENTMGR_SIGHANDLER_STATE) } {
+        log::warn!("cannot handle stop signals in the client: {e}");
+    }
+    let builder = LlmpEventManagerBuilder::new().save_state(ShouldSaveState::OnRestart);
+    let (state, mgr) = match staterestorer.restore::<(Option<State>, LlmpClientDescription)>()? {
+        None => (
+            None,
+            builder.build_on_port(shmem, port, broker::configuration())?,
+        ),
+        Some((state, llmp)) => (
+            state,
+            builder.build_existing_client_from_description(
+                shmem,
+                &llmp,
+                broker::configuration(),
+            )?,
+        ),
+    };
+    staterestorer.reset();
+    Ok((state, RestartingEventManager::new(mgr, staterestorer)))
+}
+
+/// How a client ended.
+struct ClientEnd {
+    /// LibAFL's encoding: the exit code, or 128 + the signal.
+    status: i32,
+    /// Set when we killed it for going over the RSS limit: what it used.
+    rss_mb: Option<u64>,
+}
+
+impl ClientEnd {
+    fn describe(&self, limit: Option<u64>, oom: bool) -> String {
+        match (self.rss_mb, limit) {
+            (Some(used), Some(limit)) => {
+                format!("ran out of memory ({used} MiB resident, over --rss-limit-mb {limit})")
+            }
+            _ if oom => "was killed by the kernel for lack of memory".into(),
+            _ if self.status > 128 => format!("was killed by signal {}", self.status - 128),
+            _ => format!(
+                "exited with status {} without saving its state",
+                self.status
+            ),
+        }
+    }
+}
+
+/// Waits for the client to end, killing it if it goes over the RSS limit.
+fn watch(pid: libc::pid_t, rss_limit_mb: Option<u64>) -> ClientEnd {
+    let mut over = None;
+    let mut last_check = Instant::now();
+    loop {
+        let mut status = 0;
+        // SAFETY: non-blocking wait for our own child; `status` outlives the call.
+        let done = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if done == pid || done < 0 {
+            let code = if done < 0 {
+                0
+            } else if libc::WIFSIGNALED(status) {
+                match libc::WTERMSIG(status) {
+                    libc::SIGINT | libc::SIGTERM => CTRL_C_EXIT,
+                    sig => 128 + sig,
+                }
+            } else {
+                libc::WEXITSTATUS(status)
+            };
+            return ClientEnd {
+                status: code,
+                rss_mb: over,
+            };
+        }
+        if let Some(limit) = rss_limit_mb.filter(|_| over.is_none()) {
+            if last_check.elapsed() >= RSS_CHECK_EVERY {
+                last_check = Instant::now();
+                if let Some(rss) = supervisor::resident_mb(pid).filter(|&rss| rss > limit) {
+                    over = Some(rss);
+                    // SAFETY: kill(2) on our own child, which has not been reaped yet.
+                    unsafe {
+                        libc::kill(pid, libc::SIGKILL);
+                    }
+                }
+            }
+        }
+        sleep(POLL);
+    }
+}
+
+/// How many processes of our memory cgroup the kernel has killed for memory (v2's
+/// `memory.events`, v1's `memory.oom_control`); 0 when neither can be read.
+fn kernel_oom_kills() -> u64 {
+    let Ok(cgroups) = fs::read_to_string("/proc/self/cgroup") else {
+        return 0;
+    };
+    let files = cgroups.lines().filter_map(|line| {
+        let mut fields = line.splitn(3, ':');
+        let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
+        let path = path.trim_start_matches('/');
+        match controllers {
+            "" => Some(Path::new("/sys/fs/cgroup").join(path).join("memory.events")),
+            c if c.split(',').any(|c| c == "memory") => Some(
+                Path::new("/sys/fs/cgroup/memory")
+                    .join(path)
+                    .join("memory.oom_control"),
+            ),
+            _ => None,
+        }
+    });
+    files
+        .filter_map(|file| fs::read_to_string(file).ok())
+        .filter_map(|text| {
+            text.lines()
+                .find_map(|l| l.strip_prefix("oom_kill "))
+                .and_then(|n| n.trim().parse::<u64>().ok())
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// Saves the input a dead client was running, named by its content like every finding;
+/// returns where, and whether it is new there.
+fn save_in_flight(out: &Path, oom: bool, input: &[u8]) -> std::io::Result<(PathBuf, bool)> {
+    let dir = if oom {
+        output::ooms_dir(out)
+    } else {
+        output::crashes_dir(out)
+    };
+    let path = dir.join(output::input_name(input));
+    let new = !path.exists();
+    output::write_atomic(&path, input)?;
+    Ok((path, new))
+}

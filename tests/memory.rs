@@ -1,0 +1,136 @@
+//! End-to-end: what kills other fuzzers. Inputs that take the client over `--rss-limit-mb`
+//! are saved to `ooms/` and the campaign goes on to `--max-time`; a client killed from outside
+//! is restarted and keeps its corpus; seeds that are empty or all crash still start a campaign.
+
+mod common;
+
+use std::{fs, time::Duration};
+
+use common::*;
+
+#[test]
+fn inputs_over_the_memory_limit_are_saved_and_the_campaign_goes_on() {
+    let tmp = TempDir::new("memory-limit");
+    let out = tmp.path().join("out");
+    let memhog = fuzzer("memhog");
+    let args = ["--rss-limit-mb", "512", "--max-time", "30"];
+    let mut campaign = Campaign::fuzz(&memhog, "direct", &corpus("memhog"), &out, &args);
+    assert!(
+        campaign.wait(Duration::from_secs(120)).success(),
+        "{}",
+        campaign.log()
+    );
+    let stats = campaign.stats();
+    let ooms = inputs(&out.join("ooms"));
+    // The input that allocates 8 GiB is the one running when its client goes over the limit.
+    let hog = ooms
+        .iter()
+        .find(|f| fs::read(f).unwrap().starts_with(b"HOG!"))
+        .unwrap_or_else(|| panic!("no HOG! input in {ooms:?}\n{}", campaign.log()));
+    assert!(stat(&stats, "saved_ooms") >= 1, "{stats:?}");
+    assert!(stat(&stats, "client_restarts") >= 1, "{stats:?}");
+    assert!(
+        campaign.log().contains("ran out of memory"),
+        "{}",
+        campaign.log()
+    );
+    // The ordinary crash is still found.
+    assert!(
+        inputs(&out.join("crashes"))
+            .iter()
+            .any(|f| fs::read(f).unwrap().starts_with(b"CRSH")),
+        "{stats:?}"
+    );
+    let replayed = run(
+        &memhog,
+        &["replay", "--rss-limit-mb", "256", hog.to_str().unwrap()],
+    );
+    assert_eq!(replayed.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&replayed.stdout).contains("OUT-OF-MEMORY"));
+}
+
+#[test]
+fn a_client_killed_from_outside_is_restarted_with_its_corpus() {
+    let tmp = TempDir::new("killed-client");
+    let out = tmp.path().join("out");
+    let args = ["--max-time", "120"];
+    let mut campaign = Campaign::fuzz(&fuzzer("libpng"), "direct", &corpus("libpng"), &out, &args);
+    campaign.wait_for(Duration::from_secs(60), "fuzzing", |s| {
+        stat(s, "execs_done") > 10_000
+    });
+    let queue_before = inputs(&out.join("queue"));
+    let execs_before = stat(&campaign.stats(), "execs_done");
+    // The command supervises the campaign, which runs in a process group of its own.
+    let group = children(campaign.pid());
+    assert_eq!(group.len(), 1, "{group:?}");
+    let clients = leaf_processes(group[0]);
+    assert_eq!(clients.len(), 1, "{clients:?}");
+    unsafe {
+        libc::kill(clients[0], libc::SIGKILL);
+    }
+    campaign.wait_for(Duration::from_secs(60), "the client restarted", |s| {
+        stat(s, "client_restarts") == 1 && stat(s, "execs_done") > execs_before + 10_000
+    });
+    assert!(
+        campaign.log().contains("was killed by signal 9"),
+        "{}",
+        campaign.log()
+    );
+    let queue_after = inputs(&out.join("queue"));
+    for entry in &queue_before {
+        assert!(queue_after.contains(entry), "{} lost", entry.display());
+    }
+    assert!(campaign.stop_with(libc::SIGINT).success());
+}
+
+#[test]
+fn an_empty_seed_starts_the_campaign() {
+    let tmp = TempDir::new("empty-seed");
+    let seeds = tmp.path().join("seeds");
+    fs::create_dir_all(&seeds).unwrap();
+    fs::write(seeds.join("empty"), b"").unwrap();
+    let out = tmp.path().join("out");
+    let mut campaign = Campaign::fuzz(
+        &fuzzer("crashme"),
+        "direct",
+        &seeds,
+        &out,
+        &["--runs", "20000"],
+    );
+    assert!(
+        campaign.wait(Duration::from_secs(120)).success(),
+        "{}",
+        campaign.log()
+    );
+    let stats = campaign.stats();
+    assert!(stat(&stats, "execs_done") >= 20_000, "{stats:?}");
+    assert!(stat(&stats, "corpus_count") >= 1, "{stats:?}");
+}
+
+#[test]
+fn seeds_that_all_crash_are_saved_and_fuzzing_starts_from_the_empty_input() {
+    let tmp = TempDir::new("crashing-seeds");
+    let seeds = tmp.path().join("seeds");
+    fs::create_dir_all(&seeds).unwrap();
+    fs::write(seeds.join("crash"), b"CRAS").unwrap();
+    fs::write(seeds.join("boom"), b"BOOM").unwrap();
+    let out = tmp.path().join("out");
+    for mode in ["direct", "fork"] {
+        let _ = fs::remove_dir_all(&out);
+        let mut campaign =
+            Campaign::fuzz(&fuzzer("crashme"), mode, &seeds, &out, &["--runs", "2000"]);
+        assert!(
+            campaign.wait(Duration::from_secs(120)).success(),
+            "{mode}: {}",
+            campaign.log()
+        );
+        let stats = campaign.stats();
+        assert_eq!(inputs(&out.join("crashes")).len(), 2, "{mode}: {stats:?}");
+        assert!(stat(&stats, "execs_done") >= 2000, "{mode}: {stats:?}");
+        assert!(
+            !campaign.log().contains("No entries in corpus"),
+            "{}",
+            campaign.log()
+        );
+    }
+}
