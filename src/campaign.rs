@@ -12,7 +12,7 @@ use libafl_bolts::shmem::ShMemProvider;
 use crate::{
     broker, client,
     engine::FuzzConfig,
-    errors::error_text,
+    errors::{error_text, FirstError},
     modes::{self, ExecutionMode},
     monitor::CampaignMonitor,
     options::FuzzOptions,
@@ -40,27 +40,33 @@ pub fn run(opts: FuzzOptions) -> Result<i32, String> {
     if let Some(warning) = mode.warning(opts) {
         println!("lafuzz: warning: {warning}");
     }
-    let error_file = output::client_error_file(&config.output);
-    let _ = fs::remove_file(&error_file);
     let _ = fs::remove_file(output::client_restarts_file(&config.output));
-    let ending = supervisor::run(opts.max_time, || launch(mode, &config))?;
-    // A client that failed stops the campaign and leaves its error; clients that fail while
-    // being stopped are not news.
-    let client_error = fs::read_to_string(&error_file).ok();
-    let _ = fs::remove_file(&error_file);
-    match (ending, client_error) {
+    let first_error = FirstError::new()
+        .map_err(|e| format!("cannot set up the campaign's error channel: {e}"))?;
+    let ending = supervisor::run(opts.max_time, || launch(mode, &config, &first_error))?;
+    // A process that failed stopped the campaign and left its error; processes that fail
+    // while being stopped are not news.
+    match (ending, first_error.take()) {
         (Ending::Stopped, _) => Ok(0),
         (Ending::Exited(_), Some(error)) => Err(error),
+        (Ending::Exited(0), None) => Ok(0),
+        (Ending::Exited(code), None) if code > 128 => Err(format!(
+            "the campaign's broker was killed by signal {}",
+            code - 128
+        )),
         (Ending::Exited(code), None) => Ok(code),
     }
 }
 
 /// A client or broker that fails leaves its error for the command to report and stops the
 /// campaign; failing while being stopped is not news.
-fn stop_campaign_on_error<T>(result: Result<T, Error>, config: &FuzzConfig) -> Result<T, Error> {
+fn stop_campaign_on_error<T>(
+    result: Result<T, Error>,
+    first_error: &FirstError,
+) -> Result<T, Error> {
     if let Err(e) = &result {
         if !matches!(e, Error::ShuttingDown) {
-            let _ = fs::write(output::client_error_file(&config.output), error_text(e));
+            first_error.record(&error_text(e));
             // SAFETY: kill(2) on our own process group (0), which the supervisor made this
             // campaign's alone (see supervisor.rs); no memory is involved.
             unsafe {
@@ -81,8 +87,8 @@ fn free_port() -> Result<u16, String> {
 }
 
 /// Runs the broker in this process and forks the clients; returns the exit code.
-fn launch(mode: &dyn ExecutionMode, config: &FuzzConfig) -> i32 {
-    match launch_clients_and_broker(mode, config) {
+fn launch(mode: &dyn ExecutionMode, config: &FuzzConfig, first_error: &FirstError) -> i32 {
+    match launch_clients_and_broker(mode, config, first_error) {
         Ok(()) => 0,
         Err(msg) => {
             eprintln!("lafuzz: error: {msg}");
@@ -91,7 +97,11 @@ fn launch(mode: &dyn ExecutionMode, config: &FuzzConfig) -> i32 {
     }
 }
 
-fn launch_clients_and_broker(mode: &dyn ExecutionMode, config: &FuzzConfig) -> Result<(), String> {
+fn launch_clients_and_broker(
+    mode: &dyn ExecutionMode,
+    config: &FuzzConfig,
+    first_error: &FirstError,
+) -> Result<(), String> {
     let opts = &config.opts;
     let port = match opts.broker_port {
         Some(port) => port,
@@ -108,7 +118,7 @@ fn launch_clients_and_broker(mode: &dyn ExecutionMode, config: &FuzzConfig) -> R
     // A client that fails (its target does not start, say) stops the whole campaign, and its
     // error is what the command reports.
     let mut run_client = |state: Option<State>, mgr: Mgr, desc: ClientDescription| {
-        stop_campaign_on_error(client::run(mode, state, mgr, desc, config), config)
+        stop_campaign_on_error(client::run(mode, state, mgr, desc, config), first_error)
     };
     let clients = opts.clients();
     let limits = ClientLimits {
@@ -121,11 +131,11 @@ fn launch_clients_and_broker(mode: &dyn ExecutionMode, config: &FuzzConfig) -> R
         |_: &Launcher<'_, _, _, _>, desc, monitor: Option<CampaignMonitor>| match (desc, monitor) {
             (Some(desc), _) => stop_campaign_on_error(
                 restarter::client_manager(shmem.clone(), port, &desc, &limits),
-                config,
+                first_error,
             ),
             (None, Some(monitor)) => {
                 let ended = broker::run(shmem.clone(), monitor, port, clients, opts.remote_broker);
-                stop_campaign_on_error(ended, config).map(|never| match never {})
+                stop_campaign_on_error(ended, first_error).map(|never| match never {})
             }
             (None, None) => Err(Error::illegal_state("broker started without a monitor")),
         };

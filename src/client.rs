@@ -21,7 +21,7 @@ use libafl_bolts::{current_nanos, rands::StdRand, tuples::tuple_list};
 use crate::{
     engine::{Client, FuzzConfig},
     modes::ExecutionMode,
-    output,
+    output, saved_state,
     solutions::{self, NewSolutions, SkipKnownSolutions, SolutionsOnDisk, Triage},
     types::{Mgr, State},
 };
@@ -52,12 +52,10 @@ pub fn run(
             } else {
                 None
             };
+            let queue_dir = output::client_queue_dir(&config.output, client.id());
             let mut state = StdState::new(
                 StdRand::with_seed(config.opts.seed.unwrap_or_else(current_nanos)),
-                InMemoryOnDiskCorpus::no_meta(output::client_queue_dir(
-                    &config.output,
-                    client.id(),
-                ))?,
+                InMemoryOnDiskCorpus::no_meta(queue_dir.clone())?,
                 SolutionsOnDisk::new(&config.output, triage),
                 &mut feedback,
                 &mut objective,
@@ -70,6 +68,7 @@ pub fn run(
                 state.add_metadata::<Tokens>(tokens);
             }
             solutions::remember_saved(&mut state, &config.output);
+            saved_state::load(&mut state, &queue_dir);
             state
         }
     };

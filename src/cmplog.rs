@@ -131,24 +131,32 @@ where
         if learned == 0 {
             return Ok(());
         }
-        let total = {
-            let counter = state.metadata_or_insert_with(LearnedTokens::default);
-            counter.count += learned;
-            counter.count
-        };
-        let executions = *state.executions();
-        manager.fire(
-            state,
-            EventWithStats::with_current_time(
-                Event::UpdateUserStats {
-                    name: Cow::Borrowed(LEARNED_TOKENS_STAT),
-                    value: UserStats::new(UserStatsValue::Number(total), AggregatorOps::Max),
-                    phantom: std::marker::PhantomData,
-                },
-                executions,
-            ),
-        )
+        state.metadata_or_insert_with(LearnedTokens::default).count += learned;
+        report_learned_tokens(state, manager)
     }
+}
+
+/// Sends the number of tokens this client learned to the monitor (`cmplog_tokens`).
+pub fn report_learned_tokens<EM, S>(state: &mut S, manager: &mut EM) -> Result<(), Error>
+where
+    S: HasMetadata + HasExecutions,
+    EM: EventFirer<BytesInput, S>,
+{
+    let Some(total) = state.metadata_map().get::<LearnedTokens>().map(|l| l.count) else {
+        return Ok(());
+    };
+    let executions = *state.executions();
+    manager.fire(
+        state,
+        EventWithStats::with_current_time(
+            Event::UpdateUserStats {
+                name: Cow::Borrowed(LEARNED_TOKENS_STAT),
+                value: UserStats::new(UserStatsValue::Number(total), AggregatorOps::Max),
+                phantom: std::marker::PhantomData,
+            },
+            executions,
+        ),
+    )
 }
 
 impl<S> Restartable<S> for LearnTokensStage {

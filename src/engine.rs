@@ -1,11 +1,14 @@
 //! What every mode runs once it has its executors: the stages (calibration, comparison
 //! solving, havoc) and the fuzzing loop. A mode file builds executors and calls [`fuzz`].
 
-use std::{path::PathBuf, time::Duration};
+use std::{
+    path::PathBuf,
+    time::{Duration, Instant},
+};
 
 use libafl::{
     corpus::Corpus,
-    events::{EventRestarter, ProgressReporter, SendExiting},
+    events::{AwaitRestartSafe, EventRestarter, ProgressReporter, SendExiting},
     executors::{Executor, HasObservers},
     fuzzer::{Evaluator, Fuzzer},
     inputs::BytesInput,
@@ -21,12 +24,14 @@ use crate::{
     cmplog,
     options::FuzzOptions,
     output::collect_files,
-    solutions,
+    saved_state, solutions,
     types::{Calibration, ClientFuzzer, Mgr, Observers, State},
 };
 
 /// How often a client sends its statistics to the broker.
 const REPORT_INTERVAL: Duration = Duration::from_secs(1);
+/// How often a client saves what it learned (see `saved_state.rs`).
+const SAVE_INTERVAL: Duration = Duration::from_secs(5);
 
 /// A campaign as its clients see it: the options and what was checked and read before start.
 #[derive(Debug, Clone)]
@@ -159,10 +164,22 @@ where
         log::info!("loaded {} seeds", state.corpus().count());
     }
     start_from_the_empty_input_if_needed(executor, fuzzer, state, mgr)?;
+    // What a resumed campaign learned before shows from the start.
+    cmplog::report_learned_tokens(state, mgr)?;
     let started_at = *state.executions();
+    let queue_dir = state.corpus().dir_path().clone();
+    let mut last_save_check = None::<Instant>;
     loop {
         mgr.maybe_report_progress(state, REPORT_INTERVAL)?;
         fuzzer.fuzz_one(stages, executor, state, mgr)?;
+        // By the file's age, not this process's: an in-process client that crashes often
+        // lives less than the interval.
+        if last_save_check.is_none_or(|t| t.elapsed() >= REPORT_INTERVAL) {
+            last_save_check = Some(Instant::now());
+            if saved_state::older_than(&queue_dir, SAVE_INTERVAL) {
+                saved_state::save(state, &queue_dir)?;
+            }
+        }
         if config
             .opts
             .runs
@@ -170,6 +187,10 @@ where
         {
             mgr.report_progress(state)?;
             mgr.send_exiting()?;
+            // Our messages live in shared memory that goes away with this process: wait until
+            // the broker has mapped it, or a quick client's last words (its exit) are lost
+            // and the broker waits for it forever.
+            mgr.await_restart_safe();
             return Ok(());
         }
         if restart_every.is_some_and(|n| *state.executions() - started_at >= n) {

@@ -5,10 +5,9 @@
 //! The restarter maps one shared anonymous page range before it forks its first client; every
 //! client inherits it, writes each input there before running it and marks it empty after.
 
-use std::{
-    ptr::NonNull,
-    sync::atomic::{AtomicPtr, AtomicUsize, Ordering},
-};
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+
+use crate::shmem::SharedPages;
 
 /// Inputs longer than this are kept truncated (LibAFL's mutators stay below 1 MiB).
 const CAPACITY: usize = 1 << 20;
@@ -27,41 +26,28 @@ static INSTALLED: AtomicPtr<Slot> = AtomicPtr::new(std::ptr::null_mut());
 
 /// The shared slot, owned by the restarter (it outlives every client it forks).
 pub struct InFlight {
-    slot: NonNull<Slot>,
+    pages: SharedPages,
 }
 
 impl InFlight {
     /// Maps the slot, shared with every process forked after this.
     pub fn new() -> std::io::Result<Self> {
-        // SAFETY: a fresh anonymous mapping (no fd, no fixed address); the result is checked.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                size_of::<Slot>(),
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
+        let in_flight = Self {
+            pages: SharedPages::new(size_of::<Slot>())?,
         };
-        if ptr == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
-        }
-        let slot = NonNull::new(ptr.cast::<Slot>()).ok_or_else(std::io::Error::last_os_error)?;
-        let in_flight = Self { slot };
         in_flight.slot().len.store(EMPTY, Ordering::SeqCst);
         Ok(in_flight)
     }
 
     fn slot(&self) -> &Slot {
-        // SAFETY: the mapping is as large as a Slot, lives as long as `self`, and a Slot is
-        // plain bytes and an atomic, valid for any contents (a zeroed page included).
-        unsafe { self.slot.as_ref() }
+        // SAFETY: the pages are as large as a Slot, page-aligned, live as long as `self`, and
+        // a Slot is plain bytes and an atomic, valid for any contents (zeroes included).
+        unsafe { &*self.pages.as_ptr().cast::<Slot>() }
     }
 
     /// In a client: record inputs into this slot from now on.
     pub fn install(&self) {
-        INSTALLED.store(self.slot.as_ptr(), Ordering::SeqCst);
+        INSTALLED.store(self.pages.as_ptr().cast(), Ordering::SeqCst);
     }
 
     /// In the parent, once the client is gone: the input it was running, if any.
@@ -69,16 +55,6 @@ impl InFlight {
         let slot = self.slot();
         let len = slot.len.swap(EMPTY, Ordering::SeqCst);
         (len != EMPTY).then(|| slot.bytes[..len.min(CAPACITY)].to_vec())
-    }
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly the mapping made in `new`; nothing of this process uses it
-        // after `self` (clients are other processes with their own mapping).
-        unsafe {
-            libc::munmap(self.slot.as_ptr().cast(), size_of::<Slot>());
-        }
     }
 }
 

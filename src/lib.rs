@@ -32,6 +32,7 @@ mod replay;
 mod reproduce;
 mod restarter;
 mod runtime_abi;
+mod saved_state;
 mod shmem;
 mod solutions;
 pub mod supervisor;

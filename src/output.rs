@@ -76,6 +76,21 @@ pub fn client_queue_dir(out: &Path, client_id: usize) -> PathBuf {
     }
 }
 
+/// Every client queue directory a campaign on `out` has (for resuming).
+pub fn client_queue_dirs(out: &Path) -> Vec<PathBuf> {
+    let mut dirs = vec![queue_dir(out)];
+    if let Ok(entries) = fs::read_dir(out) {
+        dirs.extend(
+            entries
+                .filter_map(Result::ok)
+                .filter(|e| e.file_name().to_string_lossy().starts_with(".client-"))
+                .map(|e| e.path().join("queue"))
+                .filter(|q| q.is_dir()),
+        );
+    }
+    dirs
+}
+
 /// Crashes that did not reproduce alone in a fresh process, each a directory holding the
 /// inputs that ran before it in its client, in order, the crashing one last.
 pub fn flaky_crashes_dir(out: &Path) -> PathBuf {
@@ -94,9 +109,9 @@ pub fn stats_file(out: &Path) -> PathBuf {
 pub fn plot_file(out: &Path) -> PathBuf {
     out.join("plot_data")
 }
-/// Where a client that cannot start leaves its error for the command to report.
-pub fn client_error_file(out: &Path) -> PathBuf {
-    out.join(".client_error")
+/// Seeds longer than the longest input, cut to that length (hidden: not findings).
+pub fn truncated_seeds_dir(out: &Path) -> PathBuf {
+    out.join(".truncated-seeds")
 }
 /// One line per client started again after it died without saving its state, appended by
 /// its restarter (whose own output is silenced with the clients'); the monitor prints them.

@@ -3,8 +3,8 @@
 
 use std::{
     fs,
-    net::{SocketAddr, TcpStream},
-    path::Path,
+    net::{SocketAddr, TcpListener, TcpStream},
+    path::{Path, PathBuf},
     time::Duration,
 };
 
@@ -16,6 +16,7 @@ use crate::{
     modes::ExecutionMode,
     options::FuzzOptions,
     output::{self, collect_files},
+    saved_state,
 };
 
 /// Checks a `fuzz` command, reads what the clients need, and creates the output directory.
@@ -25,6 +26,10 @@ pub fn prepare(mode: &dyn ExecutionMode, opts: FuzzOptions) -> Result<FuzzConfig
     let map_size = mode.check(&opts)?;
     if let Some(remote) = opts.remote_broker {
         check_reachable(remote)?;
+    }
+    if let Some(port) = opts.broker_port {
+        TcpListener::bind(("0.0.0.0", port))
+            .map_err(|e| format!("bad --broker-port {port}: cannot listen there: {e}"))?;
     }
     let mut tokens = Tokens::new();
     for dict in &opts.dicts {
@@ -39,9 +44,14 @@ pub fn prepare(mode: &dyn ExecutionMode, opts: FuzzOptions) -> Result<FuzzConfig
             .map_err(|e| format!("cannot read seed corpus {}: {e}", dir.display()))?;
     }
     output::prepare(&output)?;
+    saved_state::check(&output::client_queue_dirs(&output));
     // Resume: a previous campaign's queue is part of the corpus.
     collect_files(&output::queue_dir(&output), &mut seeds)
         .map_err(|e| format!("cannot read {}: {e}", output.display()))?;
+    let seeds = seeds
+        .into_iter()
+        .map(|seed| truncated_if_too_long(seed, &output))
+        .collect::<Result<Vec<_>, _>>()?;
     if seeds.is_empty() {
         return Err(format!(
             "seed corpus is empty: no files in {}",
@@ -59,6 +69,31 @@ pub fn prepare(mode: &dyn ExecutionMode, opts: FuzzOptions) -> Result<FuzzConfig
         seeds,
         map_size,
     })
+}
+
+/// The longest input the mutators make (LibAFL's default maximum size).
+const MAX_INPUT_LEN: u64 = libafl::state::DEFAULT_MAX_SIZE as u64;
+
+/// A seed longer than any input the fuzzer makes is cut to that length, as libFuzzer's
+/// `-max_len` does, with a warning; the copy lives in the output directory.
+fn truncated_if_too_long(seed: PathBuf, out: &Path) -> Result<PathBuf, String> {
+    let len = fs::metadata(&seed).map(|m| m.len()).unwrap_or(0);
+    if len <= MAX_INPUT_LEN {
+        return Ok(seed);
+    }
+    let cannot = |e: std::io::Error| format!("cannot truncate seed {}: {e}", seed.display());
+    let mut bytes = fs::read(&seed).map_err(cannot)?;
+    bytes.truncate(MAX_INPUT_LEN as usize);
+    let dir = output::truncated_seeds_dir(out);
+    fs::create_dir_all(&dir).map_err(cannot)?;
+    let copy = dir.join(output::input_name(&bytes));
+    output::write_atomic(&copy, &bytes).map_err(cannot)?;
+    println!(
+        "lafuzz: warning: seed {} is {len} bytes, longer than the longest input ({MAX_INPUT_LEN}): \
+         using its first {MAX_INPUT_LEN} bytes",
+        seed.display()
+    );
+    Ok(copy)
 }
 
 /// Checks something listens at `--remote-broker`, so a typo is an error now rather than a

@@ -77,6 +77,7 @@ pub fn client_manager(
         match unsafe { libafl_bolts::os::fork() }? {
             libafl_bolts::os::ForkResult::Child => {
                 shmem.post_fork(true)?;
+                die_with_parent()?;
                 break;
             }
             libafl_bolts::os::ForkResult::Parent(child) => {
@@ -157,6 +158,18 @@ pub fn client_manager(
     };
     staterestorer.reset();
     Ok((state, RestartingEventManager::new(mgr, staterestorer)))
+}
+
+/// Asks the kernel to kill this process when its parent dies.
+fn die_with_parent() -> Result<(), Error> {
+    // SAFETY: prctl(2) setting a flag on this process; no memory is passed.
+    if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) } != 0 {
+        return Err(Error::os_error(
+            std::io::Error::last_os_error(),
+            "cannot tie a client to its parent",
+        ));
+    }
+    Ok(())
 }
 
 /// How a client ended.

@@ -5,6 +5,8 @@
 //! removal (`IPC_RMID`) at once and still be attached by id afterwards; the kernel frees it when
 //! the last process using it goes away, however that process ends.
 
+use std::ptr::NonNull;
+
 use libafl_bolts::{
     shmem::{ShMem, ShMemId, ShMemProvider, UnixShMemProvider},
     Error,
@@ -40,6 +42,50 @@ impl ShMemProvider for SelfCleaningShMemProvider {
 
     fn shmem_from_id_and_size(&mut self, id: ShMemId, size: usize) -> Result<Self::ShMem, Error> {
         self.inner.shmem_from_id_and_size(id, size)
+    }
+}
+
+/// Anonymous memory shared with every process forked after it was made: how a parent reads
+/// what a child wrote, even after the child is gone. Unmapped on drop (in this process only).
+pub struct SharedPages {
+    ptr: NonNull<u8>,
+    len: usize,
+}
+
+impl SharedPages {
+    /// `len` zeroed bytes.
+    pub fn new(len: usize) -> std::io::Result<Self> {
+        // SAFETY: a fresh anonymous mapping (no fd, no fixed address); the result is checked.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let ptr = NonNull::new(ptr.cast::<u8>()).ok_or_else(std::io::Error::last_os_error)?;
+        Ok(Self { ptr, len })
+    }
+
+    /// The start of the mapping, valid for `len` bytes as long as `self` lives.
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+}
+
+impl Drop for SharedPages {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `new`, which nothing uses after `self`
+        // (other processes have their own mapping of the same pages).
+        unsafe {
+            libc::munmap(self.ptr.as_ptr().cast(), self.len);
+        }
     }
 }
 

@@ -134,3 +134,24 @@ fn seeds_that_all_crash_are_saved_and_fuzzing_starts_from_the_empty_input() {
         );
     }
 }
+
+#[test]
+fn fork_mode_children_over_the_memory_limit_are_out_of_memory_findings() {
+    let tmp = TempDir::new("fork-memory-limit");
+    let out = tmp.path().join("out");
+    let args = ["--rss-limit-mb", "512", "--max-time", "60"];
+    let mut campaign = Campaign::fuzz(&fuzzer("memhog"), "fork", &corpus("memhog"), &out, &args);
+    campaign.wait_for(Duration::from_secs(90), "an out-of-memory input", |s| {
+        stat(s, "saved_ooms") >= 1
+    });
+    assert!(campaign.stop_with(libc::SIGINT).success());
+    // Each input runs in a fresh child: only the input that allocates 8 GiB goes over.
+    for oom in inputs(&out.join("ooms")) {
+        assert!(
+            fs::read(&oom).unwrap().starts_with(b"HOG!"),
+            "{}",
+            oom.display()
+        );
+    }
+    assert_eq!(stat(&campaign.stats(), "client_restarts"), 0);
+}

@@ -7,15 +7,21 @@
 //! remapped as shared memory before forking, so the parent sees every counter a child hits,
 //! crashing and hanging children included, and no other global is shared.
 
-use std::time::Duration;
+use std::{
+    sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering},
+    time::Duration,
+};
 
 use libafl::{
-    executors::{ExitKind, InProcessForkExecutor},
+    executors::{Executor, ExitKind, HasObservers, InProcessForkExecutor},
     inputs::{BytesInput, HasTargetBytes},
     observers::ObserversTuple,
     Error,
 };
-use libafl_bolts::{shmem::ShMemProvider, tuples::tuple_list};
+use libafl_bolts::{
+    shmem::ShMemProvider,
+    tuples::{tuple_list, RefIndexable},
+};
 
 use super::{
     direct::{self, HarnessFn},
@@ -27,7 +33,8 @@ use crate::{
     harness,
     options::FuzzOptions,
     runtime_abi,
-    shmem::SelfCleaningShMemProvider,
+    shmem::{SelfCleaningShMemProvider, SharedPages},
+    supervisor::resident_mb,
     types::{ClientFuzzer, Mgr, State},
 };
 
@@ -53,18 +60,115 @@ impl ExecutionMode for Fork {
         } = client;
         harness::initialize();
         let timeout = config.opts.timeout;
-        let mut executor = forking(observers, fuzzer, state, mgr, timeout)?;
+        let oom = OomFlag::new(config.opts.rss_limit_mb)?;
+        let mut executor = OomAware {
+            inner: forking(observers, fuzzer, state, mgr, timeout)?,
+            oom: &oom,
+        };
         // The comparison log too must be shared memory for the parent to read it.
         let (cmplog_observer, _cmplog_map) = cmplog::shared_observer()?;
-        let tracer = forking(tuple_list!(cmplog_observer), fuzzer, state, mgr, timeout)?;
+        let tracer = OomAware {
+            inner: forking(tuple_list!(cmplog_observer), fuzzer, state, mgr, timeout)?,
+            oom: &oom,
+        };
         let mut stages = engine::with_comparison_solving(calibration, tracer);
         engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None)
     }
 }
 
+/// Runs in the child forked for `input`.
 fn run(input: &BytesInput) -> ExitKind {
+    OomFlag::watch_this_child();
     harness::run(&input.target_bytes());
     ExitKind::Ok
+}
+
+/// The memory limit of fork mode's children: in each child a watchdog thread looks at the
+/// child's resident memory and, over `--rss-limit-mb`, raises a flag in memory shared with the
+/// client and kills the child; the client then reports the execution as out-of-memory.
+struct OomFlag {
+    pages: SharedPages,
+}
+
+/// The flag and the limit, for the children (set once, before the first fork).
+static FLAG: AtomicPtr<AtomicBool> = AtomicPtr::new(std::ptr::null_mut());
+static LIMIT_MB: AtomicU64 = AtomicU64::new(0);
+const WATCH_EVERY: Duration = Duration::from_millis(10);
+
+impl OomFlag {
+    fn new(rss_limit_mb: u64) -> Result<Self, Error> {
+        let flag = Self {
+            pages: SharedPages::new(size_of::<AtomicBool>())
+                .map_err(|e| Error::os_error(e, "cannot share the out-of-memory flag"))?,
+        };
+        FLAG.store(flag.pages.as_ptr().cast(), Ordering::SeqCst);
+        LIMIT_MB.store(rss_limit_mb, Ordering::SeqCst);
+        Ok(flag)
+    }
+
+    fn raised(&self) -> &AtomicBool {
+        // SAFETY: zero-initialized shared pages, as long as `self`, hold the flag; an
+        // AtomicBool is valid for a zero byte and only ever set to 0 or 1.
+        unsafe { &*self.pages.as_ptr().cast::<AtomicBool>() }
+    }
+
+    /// In a child: starts its watchdog (when there is a limit).
+    fn watch_this_child() {
+        let limit = LIMIT_MB.load(Ordering::Relaxed);
+        let flag = FLAG.load(Ordering::Relaxed);
+        if limit == 0 || flag.is_null() {
+            return;
+        }
+        // SAFETY: getpid(2) has no preconditions.
+        let me = unsafe { libc::getpid() };
+        let flag = flag as usize;
+        std::thread::spawn(move || loop {
+            std::thread::sleep(WATCH_EVERY);
+            if resident_mb(me).is_some_and(|mb| mb > limit) {
+                // SAFETY: the flag lives in the client's shared pages, mapped in this child
+                // too, for as long as the child runs.
+                unsafe { &*(flag as *const AtomicBool) }.store(true, Ordering::SeqCst);
+                // SAFETY: kill(2) on this very process.
+                unsafe { libc::kill(me, libc::SIGKILL) };
+            }
+        });
+    }
+}
+
+/// A fork executor whose children killed for memory are reported as `ExitKind::Oom`.
+struct OomAware<'a, E> {
+    inner: E,
+    oom: &'a OomFlag,
+}
+
+impl<E, EM, I, S, Z> Executor<EM, I, S, Z> for OomAware<'_, E>
+where
+    E: Executor<EM, I, S, Z>,
+{
+    fn run_target(
+        &mut self,
+        fuzzer: &mut Z,
+        state: &mut S,
+        mgr: &mut EM,
+        input: &I,
+    ) -> Result<ExitKind, Error> {
+        let exit = self.inner.run_target(fuzzer, state, mgr, input)?;
+        Ok(if self.oom.raised().swap(false, Ordering::SeqCst) {
+            ExitKind::Oom
+        } else {
+            exit
+        })
+    }
+}
+
+impl<E: HasObservers> HasObservers for OomAware<'_, E> {
+    type Observers = E::Observers;
+    fn observers(&self) -> RefIndexable<&Self::Observers, Self::Observers> {
+        self.inner.observers()
+    }
+    fn observers_mut(&mut self) -> RefIndexable<&mut Self::Observers, Self::Observers> {
+        self.inner.observers_mut()
+    }
 }
 
 /// Remaps the pages holding the target's counters as shared anonymous memory, keeping their

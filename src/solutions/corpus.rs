@@ -27,6 +27,7 @@ pub struct SolutionsOnDisk<I> {
     crashes: PathBuf,
     flaky_crashes: PathBuf,
     hangs: PathBuf,
+    ooms: PathBuf,
     /// In-process modes: crashes are run again alone before being called reproducible.
     triage: Option<Triage>,
     saved: InMemoryCorpus<I>,
@@ -38,6 +39,7 @@ impl<I> SolutionsOnDisk<I> {
             crashes: output::crashes_dir(out),
             flaky_crashes: output::flaky_crashes_dir(out),
             hangs: output::hangs_dir(out),
+            ooms: output::ooms_dir(out),
             triage,
             saved: InMemoryCorpus::new(),
         }
@@ -47,6 +49,7 @@ impl<I> SolutionsOnDisk<I> {
         let name = output::input_name(bytes);
         match (kind, &self.triage) {
             (SolutionKind::Hang, _) => output::write_atomic(&self.hangs.join(name), bytes),
+            (SolutionKind::OutOfMemory, _) => output::write_atomic(&self.ooms.join(name), bytes),
             (SolutionKind::Crash, None) => output::write_atomic(&self.crashes.join(name), bytes),
             (SolutionKind::Crash, Some(triage)) => self.save_triaged_crash(triage, &name, bytes),
         }

@@ -24,13 +24,16 @@ pub use triage::Triage;
 pub enum SolutionKind {
     Crash,
     Hang,
+    /// Over the memory limit (fork mode; in-process clients are watched by their restarter).
+    OutOfMemory,
 }
 libafl_bolts::impl_serdeany!(SolutionKind);
 
 impl SolutionKind {
     fn of(exit: &ExitKind) -> Option<Self> {
         match exit {
-            ExitKind::Crash | ExitKind::Oom => Some(Self::Crash),
+            ExitKind::Crash => Some(Self::Crash),
+            ExitKind::Oom => Some(Self::OutOfMemory),
             ExitKind::Timeout => Some(Self::Hang),
             _ => None,
         }
@@ -41,6 +44,7 @@ impl SolutionKind {
         match self {
             Self::Crash => "lafuzz_crash_coverage",
             Self::Hang => "lafuzz_hang_coverage",
+            Self::OutOfMemory => "lafuzz_oom_coverage",
         }
     }
 }

@@ -166,7 +166,13 @@ impl Campaign {
 
 impl Drop for Campaign {
     fn drop(&mut self) {
-        // Whatever happened in the test, leave nothing running.
+        // Whatever happened in the test, leave nothing running: the campaign's own process
+        // group, then the command's.
+        for group in children(self.pid()) {
+            unsafe {
+                libc::kill(-group, libc::SIGKILL);
+            }
+        }
         unsafe {
             libc::kill(-self.pid(), libc::SIGKILL);
         }

@@ -1,0 +1,193 @@
+//! End-to-end: faults end a campaign with a message and a non-zero exit, never silently; what a
+//! campaign learned survives it; odd seeds and a busy port are handled.
+
+mod common;
+
+use std::{fs, process::Command, time::Duration};
+
+use common::*;
+
+#[test]
+fn a_killed_broker_stops_every_client_with_an_error() {
+    let tmp = TempDir::new("killed-broker");
+    let out = tmp.path().join("out");
+    let args = ["--cores", "all", "--max-time", "120"];
+    let mut campaign = Campaign::fuzz(
+        &fuzzer("crashme"),
+        "direct",
+        &corpus("crashme"),
+        &out,
+        &args,
+    );
+    campaign.wait_for(Duration::from_secs(60), "fuzzing", |s| {
+        stat(s, "execs_done") > 1000
+    });
+    let group = children(campaign.pid());
+    assert_eq!(group.len(), 1, "{group:?}");
+    // The campaign's first process is its broker.
+    unsafe {
+        libc::kill(group[0], libc::SIGKILL);
+    }
+    let status = campaign.wait(Duration::from_secs(30));
+    assert_eq!(status.code(), Some(1), "{}", campaign.log());
+    let log = campaign.log();
+    assert!(
+        log.contains("error: the campaign's broker was killed by signal 9"),
+        "{log}"
+    );
+    assert!(group_members(group[0]).is_empty(), "left running");
+}
+
+#[test]
+fn a_full_output_disk_is_a_one_line_error_and_leaves_no_partial_input() {
+    let tmp = TempDir::new("full-disk");
+    let out = tmp.path().join("out");
+    fs::create_dir_all(&out).unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+        .arg(&out)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !mounted {
+        eprintln!("SKIPPED: cannot mount a small tmpfs here (needs root)");
+        return;
+    }
+    struct Unmount<'a>(&'a std::path::Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg("-l").arg(self.0).status();
+        }
+    }
+    let _unmount = Unmount(&out);
+    // libpng's queue outgrows 256 KiB within seconds.
+    let mut campaign = Campaign::fuzz(
+        &fuzzer("libpng"),
+        "direct",
+        &corpus("libpng"),
+        &out,
+        &["--max-time", "120"],
+    );
+    let status = campaign.wait(Duration::from_secs(120));
+    let log = campaign.log();
+    assert_eq!(status.code(), Some(1), "{log}");
+    let error = log
+        .lines()
+        .find(|l| l.starts_with("lafuzz: error:"))
+        .unwrap_or_default();
+    assert!(error.contains("No space left on device"), "{log}");
+    for dir in ["queue", "crashes", "hangs"] {
+        for file in inputs(&out.join(dir)) {
+            assert!(
+                !fs::read(&file).unwrap().is_empty() || dir != "queue",
+                "{}",
+                file.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn learned_tokens_survive_into_a_resumed_campaign() {
+    let tmp = TempDir::new("resume-tokens");
+    let out = tmp.path().join("out");
+    let magic = fuzzer("magic");
+    let mut first = Campaign::fuzz(
+        &magic,
+        "direct",
+        &corpus("magic"),
+        &out,
+        &["--max-time", "60"],
+    );
+    first.wait_for(Duration::from_secs(60), "tokens learned", |s| {
+        stat(s, "cmplog_tokens") >= 1
+    });
+    // The state is saved every few seconds: wait for a save made after the tokens were learned.
+    let learned_at = std::time::SystemTime::now();
+    let state_file = out.join("queue/.lafuzz-state");
+    first.wait_for(Duration::from_secs(30), "the learned tokens saved", |_| {
+        fs::metadata(&state_file)
+            .and_then(|m| m.modified())
+            .is_ok_and(|saved| saved > learned_at)
+    });
+    // Stopped the hard way: the state file is all that is left of what it learned.
+    for group in children(first.pid()) {
+        unsafe {
+            libc::kill(-group, libc::SIGKILL);
+        }
+    }
+    unsafe {
+        libc::kill(first.pid(), libc::SIGKILL);
+    }
+    first.wait(Duration::from_secs(10));
+    let learned = 1;
+    let mut second = Campaign::fuzz(&magic, "direct", &corpus("magic"), &out, &["--runs", "1"]);
+    assert!(
+        second.wait(Duration::from_secs(60)).success(),
+        "{}",
+        second.log()
+    );
+    assert!(
+        stat(&second.stats(), "cmplog_tokens") >= learned,
+        "{:?}\n{}",
+        second.stats(),
+        second.log()
+    );
+
+    // A damaged state file is reported and set aside, never fatal.
+    fs::write(out.join("queue/.lafuzz-state"), b"garbage").unwrap();
+    let mut third = Campaign::fuzz(&magic, "direct", &corpus("magic"), &out, &["--runs", "1"]);
+    assert!(
+        third.wait(Duration::from_secs(60)).success(),
+        "{}",
+        third.log()
+    );
+    assert!(
+        third.log().contains("warning: ignoring the saved state"),
+        "{}",
+        third.log()
+    );
+}
+
+#[test]
+fn long_seeds_are_truncated_with_a_warning_and_a_busy_port_is_an_error() {
+    let tmp = TempDir::new("long-seed");
+    let seeds = tmp.path().join("seeds");
+    fs::create_dir_all(&seeds).unwrap();
+    fs::write(seeds.join("long"), vec![b'x'; 3 << 20]).unwrap();
+    let out = tmp.path().join("out");
+    let mut campaign = Campaign::fuzz(
+        &fuzzer("crashme"),
+        "direct",
+        &seeds,
+        &out,
+        &["--runs", "1000"],
+    );
+    assert!(
+        campaign.wait(Duration::from_secs(60)).success(),
+        "{}",
+        campaign.log()
+    );
+    assert!(
+        campaign.log().contains("using its first 1048576 bytes"),
+        "{}",
+        campaign.log()
+    );
+    assert!(inputs(&out.join("queue"))
+        .iter()
+        .all(|f| fs::metadata(f).unwrap().len() <= 1 << 20));
+
+    let busy = std::net::TcpListener::bind("0.0.0.0:0").unwrap();
+    let port = busy.local_addr().unwrap().port().to_string();
+    let crashme = fuzzer("crashme");
+    let corpus = corpus("crashme");
+    let args = [
+        "fuzz",
+        "-i",
+        corpus.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--broker-port",
+        &port,
+    ];
+    assert_one_line_error(&crashme, &args, "cannot listen there");
+}
