@@ -155,3 +155,70 @@ fn fork_mode_children_over_the_memory_limit_are_out_of_memory_findings() {
     }
     assert_eq!(stat(&campaign.stats(), "client_restarts"), 0);
 }
+
+/// A memory cgroup of `limit` bytes this test may put a campaign in (cgroup v1, as root), or
+/// None with the reason printed.
+struct MemoryCgroup(std::path::PathBuf);
+
+impl MemoryCgroup {
+    fn new(limit: u64) -> Option<Self> {
+        let dir = std::path::PathBuf::from(format!(
+            "/sys/fs/cgroup/memory/lafuzz-test-{}",
+            std::process::id()
+        ));
+        let made = fs::create_dir_all(&dir)
+            .and_then(|()| fs::write(dir.join("memory.limit_in_bytes"), limit.to_string()));
+        match made {
+            Ok(()) => Some(Self(dir)),
+            Err(e) => {
+                eprintln!("SKIPPED: cannot make a memory cgroup here ({e})");
+                let _ = fs::remove_dir(&dir);
+                None
+            }
+        }
+    }
+}
+
+impl Drop for MemoryCgroup {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir(&self.0);
+    }
+}
+
+#[test]
+fn a_client_killed_by_the_kernel_for_memory_is_restarted_and_its_input_kept() {
+    let Some(cgroup) = MemoryCgroup::new(1 << 30) else {
+        return;
+    };
+    let tmp = TempDir::new("cgroup-oom");
+    let out = tmp.path().join("out");
+    // No limit of ours: the kernel's OOM killer stops the client inside the 1 GiB group.
+    let script = format!(
+        "echo $$ > {}/cgroup.procs && exec {} fuzz -i {} -o {} --rss-limit-mb 0 --max-time 30",
+        cgroup.0.display(),
+        fuzzer("memhog").display(),
+        corpus("memhog").display(),
+        out.display()
+    );
+    let mut campaign = Campaign::start(std::path::Path::new("/bin/sh"), &["-c", &script], &out);
+    assert!(
+        campaign.wait(Duration::from_secs(120)).success(),
+        "{}",
+        campaign.log()
+    );
+    let stats = campaign.stats();
+    assert!(stat(&stats, "client_restarts") >= 1, "{stats:?}");
+    assert!(
+        campaign
+            .log()
+            .contains("was killed by the kernel for lack of memory"),
+        "{}",
+        campaign.log()
+    );
+    assert!(
+        inputs(&out.join("ooms"))
+            .iter()
+            .any(|f| fs::read(f).unwrap().starts_with(b"HOG!")),
+        "{stats:?}"
+    );
+}
