@@ -1,11 +1,13 @@
 //! Compiles the standalone runtime that `--standalone` links: the fork server and persistent
-//! loop, comparison logging, the logging comparison functions and the sanitizer defaults, one
+//! loop, comparison logging, the logging comparison functions, the sanitizer defaults and the
+//! child's memory limit, one
 //! file each around `runtime/lafuzz_runtime.h` (which the fuzzer crate's build reads too).
 const SOURCES: &[&str] = &[
     "runtime/forkserver.c",
     "runtime/cmplog.c",
     "runtime/compare.c",
     "runtime/sanitizers.c",
+    "runtime/memory.c",
 ];
 
 fn main() {

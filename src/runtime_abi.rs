@@ -11,15 +11,46 @@ unsafe extern "C" {
     static lafuzz_page_size: usize;
     static lafuzz_map_alignment: usize;
     static lafuzz_cmplog_map_size: usize;
+    static lafuzz_rss_limit_env: c_char;
+    static lafuzz_oom_shm_env: c_char;
+    static lafuzz_cmplog_shm_env: c_char;
+}
+
+/// A NUL-terminated `const char[]` of the runtime's header as a `&str`.
+///
+/// # Safety
+/// `first` must be the first byte of such an array, initialized from an ASCII string literal.
+unsafe fn header_string(first: *const c_char) -> &'static str {
+    // SAFETY: the caller's contract: NUL-terminated, never written, lives as long as the
+    // program.
+    let text = unsafe { CStr::from_ptr(first) };
+    text.to_str()
+        .expect("the runtime header's strings are ASCII")
 }
 
 /// UBSan's options that make its findings (and the signals it would catch) crash: what the
 /// standalone runtime builds in, for targets that do not (AFL++ builds) as `UBSAN_OPTIONS`.
 pub fn ubsan_options() -> &'static str {
-    // SAFETY: `lafuzz_ubsan_options` is a `const char[]` initialized from a string literal, so
-    // it is NUL-terminated, never written, and lives as long as the program.
-    let options = unsafe { CStr::from_ptr(&raw const lafuzz_ubsan_options) };
-    options.to_str().expect("the UBSan options are ASCII")
+    // SAFETY: a `const char[]` initialized from a string literal (runtime_constants.c).
+    unsafe { header_string(&raw const lafuzz_ubsan_options) }
+}
+
+/// The variable that gives a standalone target's children their memory limit, in MiB.
+pub fn rss_limit_env() -> &'static str {
+    // SAFETY: a `const char[]` initialized from a string literal (runtime_constants.c).
+    unsafe { header_string(&raw const lafuzz_rss_limit_env) }
+}
+
+/// The variable naming the shared memory where a child over its limit raises a flag.
+pub fn oom_shm_env() -> &'static str {
+    // SAFETY: a `const char[]` initialized from a string literal (runtime_constants.c).
+    unsafe { header_string(&raw const lafuzz_oom_shm_env) }
+}
+
+/// The variable naming the comparison log's shared memory (the tracing fork server's).
+pub fn cmplog_shm_env() -> &'static str {
+    // SAFETY: a `const char[]` initialized from a string literal (runtime_constants.c).
+    unsafe { header_string(&raw const lafuzz_cmplog_shm_env) }
 }
 
 /// The page the coverage counters are aligned to: the coverage segment is rounded up to it.

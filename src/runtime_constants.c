@@ -13,3 +13,9 @@ const size_t lafuzz_map_alignment = LAFUZZ_MAP_ALIGN;
 // The comparison log's size as the runtime lays it out (cmplog.c exports the same value as
 // __lafuzz_cmplog_map_size): the fuzzer's segment must hold it.
 const size_t lafuzz_cmplog_map_size = sizeof(cmplog_map);
+// The environment through which the fuzzer hands a standalone target's children their memory
+// limit and the flag they raise when they go over it (memory.c).
+const char lafuzz_rss_limit_env[] = LAFUZZ_RSS_LIMIT_ENV_VAR;
+const char lafuzz_oom_shm_env[] = LAFUZZ_OOM_SHM_ENV_VAR;
+// The environment variable that gives the tracing fork server its comparison log.
+const char lafuzz_cmplog_shm_env[] = LAFUZZ_CMPLOG_SHM_ENV_VAR;

@@ -71,11 +71,7 @@ fn libpng_coverage_grows_well_beyond_the_seeds() {
     // Seeds alone (plus one round of mutations), then a short real campaign.
     let seeds_out = tmp.path().join("seeds");
     let mut seeds = Campaign::fuzz(&bin, "direct", &corpus, &seeds_out, &["--runs", "1"]);
-    assert!(
-        seeds.wait(Duration::from_secs(60)).success(),
-        "{}",
-        seeds.log()
-    );
+    seeds.finish(Duration::from_secs(60));
     let seed_edges = stat(&seeds.stats(), "edges_found");
     assert!(
         seed_edges > 100,
@@ -86,12 +82,7 @@ fn libpng_coverage_grows_well_beyond_the_seeds() {
     let out = tmp.path().join("out");
     let args = ["-x", dict.to_str().unwrap(), "--max-time", "20"];
     let mut campaign = Campaign::fuzz(&bin, "direct", &corpus, &out, &args);
-    assert!(
-        campaign.wait(Duration::from_secs(60)).success(),
-        "{}",
-        campaign.log()
-    );
-    let stats = campaign.stats();
+    let stats = campaign.finish(Duration::from_secs(60));
     let edges = stat(&stats, "edges_found");
     assert!(
         edges * 10 >= seed_edges * 14,

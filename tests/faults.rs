@@ -121,11 +121,7 @@ fn learned_tokens_survive_into_a_resumed_campaign() {
     first.wait(Duration::from_secs(10));
     let learned = 1;
     let mut second = Campaign::fuzz(&magic, "direct", &corpus("magic"), &out, &["--runs", "1"]);
-    assert!(
-        second.wait(Duration::from_secs(60)).success(),
-        "{}",
-        second.log()
-    );
+    second.finish(Duration::from_secs(60));
     assert!(
         stat(&second.stats(), "cmplog_tokens") >= learned,
         "{:?}\n{}",
@@ -136,11 +132,7 @@ fn learned_tokens_survive_into_a_resumed_campaign() {
     // A damaged state file is reported and set aside, never fatal.
     fs::write(out.join("queue/.lafuzz-state"), b"garbage").unwrap();
     let mut third = Campaign::fuzz(&magic, "direct", &corpus("magic"), &out, &["--runs", "1"]);
-    assert!(
-        third.wait(Duration::from_secs(60)).success(),
-        "{}",
-        third.log()
-    );
+    third.finish(Duration::from_secs(60));
     assert!(
         third.log().contains("warning: ignoring the saved state"),
         "{}",
@@ -151,9 +143,7 @@ fn learned_tokens_survive_into_a_resumed_campaign() {
 #[test]
 fn long_seeds_are_truncated_with_a_warning_and_a_busy_port_is_an_error() {
     let tmp = TempDir::new("long-seed");
-    let seeds = tmp.path().join("seeds");
-    fs::create_dir_all(&seeds).unwrap();
-    fs::write(seeds.join("long"), vec![b'x'; 3 << 20]).unwrap();
+    let seeds = tmp.seeds(&[("long", vec![b'x'; 3 << 20])]);
     let out = tmp.path().join("out");
     let mut campaign = Campaign::fuzz(
         &fuzzer("crashme"),
@@ -162,11 +152,7 @@ fn long_seeds_are_truncated_with_a_warning_and_a_busy_port_is_an_error() {
         &out,
         &["--runs", "1000"],
     );
-    assert!(
-        campaign.wait(Duration::from_secs(60)).success(),
-        "{}",
-        campaign.log()
-    );
+    campaign.finish(Duration::from_secs(60));
     assert!(
         campaign.log().contains("using its first 1048576 bytes"),
         "{}",

@@ -10,11 +10,7 @@ use common::*;
 fn fork_mode_finds_crashes_and_hang_and_sees_crashing_childrens_coverage() {
     let tmp = TempDir::new("fork-crashme");
     // Seeds one byte away from each bug keep the test short at fork-per-input speed.
-    let seeds = tmp.path().join("seeds");
-    std::fs::create_dir_all(&seeds).unwrap();
-    for seed in ["CRAX", "BOOX", "HANX"] {
-        std::fs::write(seeds.join(seed), seed).unwrap();
-    }
+    let seeds = tmp.seeds(&[("CRAX", "CRAX"), ("BOOX", "BOOX"), ("HANX", "HANX")]);
     let out = tmp.path().join("out");
     let bin = fuzzer("crashme");
     let args = ["-t", "200", "--max-time", "150"];

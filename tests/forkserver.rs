@@ -12,20 +12,15 @@ use std::{
 use common::*;
 
 /// Seeds one byte away from each of crashme's bugs keep the tests short at fork speed.
-fn near_bug_seeds(dir: &Path) -> PathBuf {
-    let seeds = dir.join("seeds");
-    std::fs::create_dir_all(&seeds).unwrap();
-    for seed in ["CRAX", "BOOX", "HANX"] {
-        std::fs::write(seeds.join(seed), seed).unwrap();
-    }
-    seeds
+fn near_bug_seeds(tmp: &TempDir) -> PathBuf {
+    tmp.seeds(&[("CRAX", "CRAX"), ("BOOX", "BOOX"), ("HANX", "HANX")])
 }
 
 /// Fuzzes `target` with the plain driver until a crash and a hang are saved and the campaign
 /// has gone on after them; checks the saved crash crashes the target when run by hand.
 fn finds_crash_and_hang(mode: &str, target: &[&str], tag: &str) {
     let tmp = TempDir::new(tag);
-    let seeds = near_bug_seeds(tmp.path());
+    let seeds = near_bug_seeds(&tmp);
     let out = tmp.path().join("out");
     // A hang costs a whole timeout: keep it short.
     let mut args = vec!["-t", "100", "--max-time", "300", "--"];
@@ -181,7 +176,7 @@ fn afl_style_program_with_its_own_main_builds_and_fuzzes_unchanged() {
     // harnesses/aflstyle uses __AFL_FUZZ_INIT, __AFL_INIT, __AFL_LOOP and the shared-memory
     // testcase macros, as written for afl-clang-fast.
     let tmp = TempDir::new("aflstyle");
-    let seeds = near_bug_seeds(tmp.path());
+    let seeds = near_bug_seeds(&tmp);
     let out = tmp.path().join("out");
     let target = fuzzer("aflstyle-standalone");
     let args = ["--max-time", "150", "--", target.to_str().unwrap()];
@@ -215,9 +210,7 @@ fn asan_reports_are_crashes_in_persistent_mode() {
         built.success(),
         "ASan build failed (libclang-rt-19-dev installed?)"
     );
-    let seeds = tmp.path().join("seeds");
-    std::fs::create_dir_all(&seeds).unwrap();
-    std::fs::write(seeds.join("near"), "OVEX").unwrap();
+    let seeds = tmp.seeds(&[("near", "OVEX")]);
     let out = tmp.path().join("out");
     let args = ["--max-time", "120", "--", target.to_str().unwrap()];
     let mut campaign = Campaign::fuzz(&driver(), "persistent", &seeds, &out, &args);

@@ -15,12 +15,7 @@ fn inputs_over_the_memory_limit_are_saved_and_the_campaign_goes_on() {
     let memhog = fuzzer("memhog");
     let args = ["--rss-limit-mb", "512", "--max-time", "30"];
     let mut campaign = Campaign::fuzz(&memhog, "direct", &corpus("memhog"), &out, &args);
-    assert!(
-        campaign.wait(Duration::from_secs(120)).success(),
-        "{}",
-        campaign.log()
-    );
-    let stats = campaign.stats();
+    let stats = campaign.finish(Duration::from_secs(120));
     let ooms = inputs(&out.join("ooms"));
     // The input that allocates 8 GiB is the one running when its client goes over the limit.
     let hog = ooms
@@ -86,9 +81,7 @@ fn a_client_killed_from_outside_is_restarted_with_its_corpus() {
 #[test]
 fn an_empty_seed_starts_the_campaign() {
     let tmp = TempDir::new("empty-seed");
-    let seeds = tmp.path().join("seeds");
-    fs::create_dir_all(&seeds).unwrap();
-    fs::write(seeds.join("empty"), b"").unwrap();
+    let seeds = tmp.seeds(&[("empty", "")]);
     let out = tmp.path().join("out");
     let mut campaign = Campaign::fuzz(
         &fuzzer("crashme"),
@@ -97,12 +90,7 @@ fn an_empty_seed_starts_the_campaign() {
         &out,
         &["--runs", "20000"],
     );
-    assert!(
-        campaign.wait(Duration::from_secs(120)).success(),
-        "{}",
-        campaign.log()
-    );
-    let stats = campaign.stats();
+    let stats = campaign.finish(Duration::from_secs(120));
     assert!(stat(&stats, "execs_done") >= 20_000, "{stats:?}");
     assert!(stat(&stats, "corpus_count") >= 1, "{stats:?}");
 }
@@ -110,10 +98,7 @@ fn an_empty_seed_starts_the_campaign() {
 #[test]
 fn seeds_that_all_crash_are_saved_and_fuzzing_starts_from_the_empty_input() {
     let tmp = TempDir::new("crashing-seeds");
-    let seeds = tmp.path().join("seeds");
-    fs::create_dir_all(&seeds).unwrap();
-    fs::write(seeds.join("crash"), b"CRAS").unwrap();
-    fs::write(seeds.join("boom"), b"BOOM").unwrap();
+    let seeds = tmp.seeds(&[("crash", "CRAS"), ("boom", "BOOM")]);
     let out = tmp.path().join("out");
     for mode in ["direct", "fork"] {
         let _ = fs::remove_dir_all(&out);
@@ -139,8 +124,10 @@ fn seeds_that_all_crash_are_saved_and_fuzzing_starts_from_the_empty_input() {
 fn fork_mode_children_over_the_memory_limit_are_out_of_memory_findings() {
     let tmp = TempDir::new("fork-memory-limit");
     let out = tmp.path().join("out");
-    let args = ["--rss-limit-mb", "512", "--max-time", "60"];
-    let mut campaign = Campaign::fuzz(&fuzzer("memhog"), "fork", &corpus("memhog"), &out, &args);
+    // A seed one byte away keeps the test short at fork-per-input speed.
+    let seeds = tmp.seeds(&[("near", "HOG?")]);
+    let args = ["--rss-limit-mb", "512", "--max-time", "120"];
+    let mut campaign = Campaign::fuzz(&fuzzer("memhog"), "fork", &seeds, &out, &args);
     campaign.wait_for(Duration::from_secs(90), "an out-of-memory input", |s| {
         stat(s, "saved_ooms") >= 1
     });
@@ -192,21 +179,17 @@ fn a_client_killed_by_the_kernel_for_memory_is_restarted_and_its_input_kept() {
     };
     let tmp = TempDir::new("cgroup-oom");
     let out = tmp.path().join("out");
-    // No limit of ours: the kernel's OOM killer stops the client inside the 1 GiB group.
+    // No limit of ours: the kernel's OOM killer stops the client inside the 1 GiB group
+    // (with time to get there: under memory pressure the allocation slows down).
     let script = format!(
-        "echo $$ > {}/cgroup.procs && exec {} fuzz -i {} -o {} --rss-limit-mb 0 --max-time 30",
+        "echo $$ > {}/cgroup.procs && exec {} fuzz -i {} -o {} --rss-limit-mb 0 -t 10000 --max-time 30",
         cgroup.0.display(),
         fuzzer("memhog").display(),
         corpus("memhog").display(),
         out.display()
     );
     let mut campaign = Campaign::start(std::path::Path::new("/bin/sh"), &["-c", &script], &out);
-    assert!(
-        campaign.wait(Duration::from_secs(120)).success(),
-        "{}",
-        campaign.log()
-    );
-    let stats = campaign.stats();
+    let stats = campaign.finish(Duration::from_secs(120));
     assert!(stat(&stats, "client_restarts") >= 1, "{stats:?}");
     assert!(
         campaign
@@ -221,4 +204,32 @@ fn a_client_killed_by_the_kernel_for_memory_is_restarted_and_its_input_kept() {
             .any(|f| fs::read(f).unwrap().starts_with(b"HOG!")),
         "{stats:?}"
     );
+}
+
+#[test]
+fn standalone_targets_children_over_the_memory_limit_are_out_of_memory_findings() {
+    let tmp = TempDir::new("standalone-memory-limit");
+    let out = tmp.path().join("out");
+    let target = fuzzer("memhog-standalone");
+    let seeds = tmp.seeds(&[("near", "HOG?")]);
+    for mode in ["forkserver", "persistent"] {
+        let _ = fs::remove_dir_all(&out);
+        let args = [
+            "--rss-limit-mb",
+            "512",
+            "--max-time",
+            "120",
+            "--",
+            target.to_str().unwrap(),
+        ];
+        let mut campaign = Campaign::fuzz(&driver(), mode, &seeds, &out, &args);
+        campaign.wait_for(Duration::from_secs(90), "the HOG! input in ooms/", |_| {
+            inputs(&out.join("ooms"))
+                .iter()
+                .any(|f| fs::read(f).unwrap().starts_with(b"HOG!"))
+        });
+        assert!(campaign.stop_with(libc::SIGINT).success(), "{mode}");
+        // The limit is the target's: the fuzzer itself was never restarted.
+        assert_eq!(stat(&campaign.stats(), "client_restarts"), 0, "{mode}");
+    }
 }

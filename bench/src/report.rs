@@ -65,28 +65,30 @@ pub fn csv(runs: &[Run]) -> String {
     out
 }
 
+/// A run with the given figures, for the bench's own tests.
+#[cfg(test)]
+pub fn sample_run(fuzzer: &str, ours: bool, execs: u64, branches: u64) -> Run {
+    Run {
+        fuzzer: fuzzer.into(),
+        workload: "libpng".into(),
+        ours,
+        wall_secs: 10.0,
+        cpu_secs: 5.0,
+        execs,
+        corpus: 3,
+        branches: Some(branches),
+        lines: Some(branches * 2),
+        ..Run::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn run(fuzzer: &str, ours: bool, execs: u64, branches: u64) -> Run {
-        Run {
-            fuzzer: fuzzer.into(),
-            workload: "libpng".into(),
-            ours,
-            wall_secs: 10.0,
-            cpu_secs: 5.0,
-            execs,
-            corpus: 3,
-            branches: Some(branches),
-            lines: Some(branches * 2),
-            ..Run::default()
-        }
-    }
-
     #[test]
     fn csv_has_one_row_per_run_with_rates() {
-        let text = csv(&[run("a", true, 100, 7)]);
+        let text = csv(&[sample_run("a", true, 100, 7)]);
         let mut lines = text.lines();
         assert_eq!(lines.next(), Some(CSV_HEADER));
         assert_eq!(lines.next(), Some("libpng,a,0,10.0,5.0,100,10,20,3,7,14,"));

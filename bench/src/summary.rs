@@ -165,20 +165,7 @@ pub fn summary(runs: &[Run], secs: u64, trials: usize) -> String {
 mod tests {
     use super::*;
 
-    fn run(fuzzer: &str, ours: bool, execs: u64, branches: u64) -> Run {
-        Run {
-            fuzzer: fuzzer.into(),
-            workload: "libpng".into(),
-            ours,
-            wall_secs: 10.0,
-            cpu_secs: 5.0,
-            execs,
-            corpus: 3,
-            branches: Some(branches),
-            lines: Some(branches * 2),
-            ..Run::default()
-        }
-    }
+    use crate::report::sample_run as run;
 
     #[test]
     fn summary_compares_ours_to_the_best_peer() {

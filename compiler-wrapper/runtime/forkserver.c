@@ -155,6 +155,7 @@ void __afl_manual_init(void) {
         if (close(FORKSRV_FD) < 0 || close(FORKSRV_FD + 1) < 0)
           die("cannot close the fork server's fds");
         in_child = 1;
+        lafuzz_watch_memory();
         return;
       }
     }

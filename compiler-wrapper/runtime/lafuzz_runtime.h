@@ -30,6 +30,10 @@
 // Ours: the comparison log's segment. The fuzzer also looks for this name in a target binary
 // to tell our builds (which can log comparisons) from AFL++'s (src/modes/forkserver.rs).
 #define LAFUZZ_CMPLOG_SHM_ENV_VAR "__LAFUZZ_CMPLOG_SHM_ID"
+// The memory limit of a fuzzed child, in MiB (memory.c), and the one-byte flag in shared memory
+// that the child raises before it kills itself for going over it.
+#define LAFUZZ_RSS_LIMIT_ENV_VAR "__LAFUZZ_RSS_LIMIT_MB"
+#define LAFUZZ_OOM_SHM_ENV_VAR "__LAFUZZ_OOM_SHM_ID"
 
 // The page the coverage counters are aligned to and padded to (libafl_cc's linker script,
 // ALIGN(4096)), and that the fuzzer rounds its coverage segment up to: the runtime maps the
@@ -99,6 +103,8 @@ typedef struct {
 LAFUZZ_HIDDEN extern cmplog_map *lafuzz_cmplog;
 // Maps the log when the fuzzer offers one (LAFUZZ_CMPLOG_SHM_ENV_VAR): 0, or -1 with errno.
 LAFUZZ_HIDDEN int lafuzz_cmplog_attach(void);
+// In a fuzzed child: starts the memory watchdog when the fuzzer set a limit (memory.c).
+LAFUZZ_HIDDEN void lafuzz_watch_memory(void);
 // Logs a comparison of n bytes at a and b made at pc (lafuzz_cmplog must be set).
 LAFUZZ_HIDDEN void lafuzz_cmplog_rtn(uintptr_t pc, const void *a, const void *b, size_t n);
 

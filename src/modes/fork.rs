@@ -13,18 +13,16 @@ use std::{
 };
 
 use libafl::{
-    executors::{Executor, ExitKind, HasObservers, InProcessForkExecutor},
+    executors::{ExitKind, InProcessForkExecutor},
     inputs::{BytesInput, HasTargetBytes},
     observers::ObserversTuple,
     Error,
 };
-use libafl_bolts::{
-    shmem::ShMemProvider,
-    tuples::{tuple_list, RefIndexable},
-};
+use libafl_bolts::{shmem::ShMemProvider, tuples::tuple_list};
 
 use super::{
     direct::{self, HarnessFn},
+    oom::OomAware,
     Coverage, ExecutionMode,
 };
 use crate::{
@@ -61,16 +59,16 @@ impl ExecutionMode for Fork {
         harness::initialize();
         let timeout = config.opts.timeout;
         let oom = OomFlag::new(config.opts.rss_limit_mb)?;
-        let mut executor = OomAware {
-            inner: forking(observers, fuzzer, state, mgr, timeout)?,
-            oom: &oom,
-        };
+        let mut executor = OomAware::new(
+            forking(observers, fuzzer, state, mgr, timeout)?,
+            oom.raised(),
+        );
         // The comparison log too must be shared memory for the parent to read it.
         let (cmplog_observer, _cmplog_map) = cmplog::shared_observer()?;
-        let tracer = OomAware {
-            inner: forking(tuple_list!(cmplog_observer), fuzzer, state, mgr, timeout)?,
-            oom: &oom,
-        };
+        let tracer = OomAware::new(
+            forking(tuple_list!(cmplog_observer), fuzzer, state, mgr, timeout)?,
+            oom.raised(),
+        );
         let mut stages = engine::with_comparison_solving(calibration, tracer);
         engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None)
     }
@@ -132,42 +130,6 @@ impl OomFlag {
                 unsafe { libc::kill(me, libc::SIGKILL) };
             }
         });
-    }
-}
-
-/// A fork executor whose children killed for memory are reported as `ExitKind::Oom`.
-struct OomAware<'a, E> {
-    inner: E,
-    oom: &'a OomFlag,
-}
-
-impl<E, EM, I, S, Z> Executor<EM, I, S, Z> for OomAware<'_, E>
-where
-    E: Executor<EM, I, S, Z>,
-{
-    fn run_target(
-        &mut self,
-        fuzzer: &mut Z,
-        state: &mut S,
-        mgr: &mut EM,
-        input: &I,
-    ) -> Result<ExitKind, Error> {
-        let exit = self.inner.run_target(fuzzer, state, mgr, input)?;
-        Ok(if self.oom.raised().swap(false, Ordering::SeqCst) {
-            ExitKind::Oom
-        } else {
-            exit
-        })
-    }
-}
-
-impl<E: HasObservers> HasObservers for OomAware<'_, E> {
-    type Observers = E::Observers;
-    fn observers(&self) -> RefIndexable<&Self::Observers, Self::Observers> {
-        self.inner.observers()
-    }
-    fn observers_mut(&mut self) -> RefIndexable<&mut Self::Observers, Self::Observers> {
-        self.inner.observers_mut()
     }
 }
 

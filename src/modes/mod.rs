@@ -5,6 +5,7 @@
 
 mod direct;
 mod fork;
+mod oom;
 mod reset;
 mod standalone;
 

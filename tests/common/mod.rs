@@ -50,6 +50,16 @@ impl TempDir {
     pub fn path(&self) -> &Path {
         &self.0
     }
+
+    /// A seed directory `seeds/` in here holding `files` (name, contents).
+    pub fn seeds<C: AsRef<[u8]>>(&self, files: &[(&str, C)]) -> PathBuf {
+        let seeds = self.0.join("seeds");
+        fs::create_dir_all(&seeds).unwrap();
+        for (name, contents) in files {
+            fs::write(seeds.join(name), contents).unwrap();
+        }
+        seeds
+    }
 }
 
 impl Drop for TempDir {
@@ -146,6 +156,13 @@ impl Campaign {
             libc::kill(self.pid(), signal);
         }
         self.wait(Duration::from_secs(20))
+    }
+
+    /// Waits for the campaign to end by itself, checks it succeeded, and returns its stats.
+    pub fn finish(&mut self, limit: Duration) -> HashMap<String, String> {
+        let status = self.wait(limit);
+        assert!(status.success(), "{status}\n{}", self.log());
+        self.stats()
     }
 
     pub fn wait(&mut self, limit: Duration) -> ExitStatus {

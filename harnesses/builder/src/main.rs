@@ -41,6 +41,7 @@ const fn c(
 const CRASHME: &str = "harnesses/crashme/crashme.c";
 const MAGIC: &str = "harnesses/magic/magic.c";
 const STATEFUL: &str = "harnesses/stateful/stateful.c";
+const MEMHOG: &str = "harnesses/memhog/memhog.c";
 
 /// The one-file C harnesses, in build order (libpng, built from a library, comes last).
 const C_HARNESSES: &[CHarness] = &[
@@ -55,7 +56,8 @@ const C_HARNESSES: &[CHarness] = &[
         "harnesses/aflstyle/aflstyle.c",
         &["--standalone"],
     ),
-    c("memhog", "memhog", "harnesses/memhog/memhog.c", &[]),
+    c("memhog", "memhog", MEMHOG, &[]),
+    c("memhog", "memhog-standalone", MEMHOG, &["--standalone"]),
     c("stateful", "stateful", STATEFUL, &[]),
     c("stateful", "stateful-noreset", STATEFUL, &["-DNO_RESET"]),
 ];

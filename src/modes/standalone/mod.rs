@@ -5,7 +5,7 @@
 
 mod probe;
 
-use std::mem::size_of;
+use std::{mem::size_of, sync::atomic::AtomicBool};
 
 use libafl::{
     executors::{forkserver::ForkserverExecutor, StdChildArgs},
@@ -22,7 +22,7 @@ use libafl_bolts::{
 use libafl_targets::{cmps::CmpLogMap, CmpLogObserver};
 use nix::sys::signal::Signal;
 
-use super::{Coverage, ExecutionMode};
+use super::{oom::OomAware, Coverage, ExecutionMode};
 use crate::{
     engine::{self, Client, FuzzConfig},
     options::FuzzOptions,
@@ -64,8 +64,13 @@ impl ExecutionMode for Standalone {
             config,
         } = client;
         let opts = &config.opts;
+        let mut oom_flag = memory_limit(opts.rss_limit_mb)?;
+        // SAFETY: the segment is at least a byte long, zero-initialized, and lives until the
+        // end of this function, after the executors; an AtomicBool is valid for 0 and the 1
+        // the runtime writes.
+        let oom = unsafe { &*oom_flag.as_mut_ptr().cast::<AtomicBool>() };
         let mut autotokens = Tokens::new();
-        let mut executor = ForkserverExecutor::builder()
+        let executor = ForkserverExecutor::builder()
             .program(opts.target[0].clone())
             .parse_afl_cmdline(&opts.target[1..])
             .is_persistent(self.persistent)
@@ -77,16 +82,31 @@ impl ExecutionMode for Standalone {
             .autotokens(&mut autotokens)
             .shmem_provider(&mut SelfCleaningShMemProvider::new()?)
             .build_dynamic_map(edges, others)?;
+        let mut executor = OomAware::new(executor, oom);
         engine::add_tokens(state, &autotokens);
         if !probe::logs_comparisons(&config.opts.target[0]) {
             let mut stages = tuple_list!(calibration, engine::havoc_stage());
             return engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None);
         }
         let (cmplog_observer, _cmplog_map, cmplog_id) = cmplog_map()?;
-        let tracer = tracer(config, cmplog_observer, &cmplog_id)?;
+        let tracer = OomAware::new(tracer(config, cmplog_observer, &cmplog_id)?, oom);
         let mut stages = engine::with_comparison_solving(calibration, tracer);
         engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None)
     }
+}
+
+/// Hands the target's children their memory limit (our standalone runtime watches itself, see
+/// `runtime/memory.c`; AFL++'s builds do not) and the shared flag they raise when over it.
+fn memory_limit(rss_limit_mb: u64) -> Result<SharedMemory, Error> {
+    let flag = SelfCleaningShMemProvider::new()?.new_shmem(1)?;
+    if rss_limit_mb > 0 {
+        // SAFETY: the client is single-threaded while it sets up its target's environment.
+        unsafe {
+            std::env::set_var(runtime_abi::rss_limit_env(), rss_limit_mb.to_string());
+            flag.write_to_env(runtime_abi::oom_shm_env())?;
+        }
+    }
+    Ok(flag)
 }
 
 /// The map size LibAFL's fork server expects: rounded up to 64 entries.
@@ -150,7 +170,7 @@ fn tracer(config: &FuzzConfig, cmplog: CmpLogObserver, cmplog_id: &str) -> Resul
     ForkserverExecutor::builder()
         .program(target[0].clone())
         .parse_afl_cmdline(&target[1..])
-        .env("__LAFUZZ_CMPLOG_SHM_ID", cmplog_id)
+        .env(runtime_abi::cmplog_shm_env(), cmplog_id)
         // One fork per traced input, even when the fuzzing fork server is persistent.
         .env("__AFL_PERSISTENT", "0")
         .coverage_map_size(aligned(config.map_size))

@@ -61,7 +61,7 @@ pub fn map_size(target: &[String]) -> Result<usize, String> {
 /// comparisons); AFL++'s builds cannot, and get no tracing fork server.
 pub fn logs_comparisons(program: &str) -> bool {
     std::fs::read(program).is_ok_and(|bytes| {
-        let marker = b"__LAFUZZ_CMPLOG_SHM_ID";
+        let marker = crate::runtime_abi::cmplog_shm_env().as_bytes();
         bytes.windows(marker.len()).any(|w| w == marker)
     })
 }
