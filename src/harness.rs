@@ -12,6 +12,23 @@ use libafl_targets::{counters_maps_ptr, libfuzzer_initialize, libfuzzer_test_one
 unsafe extern "C" {
     fn lafuzz_has_reset_hook() -> libc::c_int;
     fn lafuzz_call_reset_hook();
+    fn lafuzz_set_malloc_limit(bytes: libc::size_t) -> libc::c_int;
+    fn lafuzz_malloc_limit_exit() -> libc::c_int;
+}
+
+/// Makes any single allocation of the target larger than `mb` MiB end this process with
+/// [`malloc_limit_exit`] (0: no limit). True when a sanitizer allocator enforces it.
+pub fn set_malloc_limit(mb: u64) -> bool {
+    let bytes = usize::try_from(mb << 20).unwrap_or(usize::MAX);
+    // SAFETY: installs hooks.c's malloc hook into the sanitizer allocator, when there is one;
+    // the hook only compares a size and may end the process.
+    unsafe { lafuzz_set_malloc_limit(bytes) != 0 }
+}
+
+/// The exit status of a process ended by the malloc limit.
+pub fn malloc_limit_exit() -> i32 {
+    // SAFETY: returns a constant.
+    unsafe { lafuzz_malloc_limit_exit() }
 }
 
 /// The counter region the campaign observes: the largest, when a shared library brought its

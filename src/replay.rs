@@ -31,6 +31,7 @@ impl Outcome {
             Self::Ok => "ok".into(),
             Self::Crash(sig) => format!("CRASH (signal {sig}, {})", signal_name(*sig)),
             Self::Timeout => format!("TIMEOUT (over {} ms)", timeout.as_millis()),
+            Self::OutOfMemory(0) => "OUT-OF-MEMORY (an allocation over the malloc limit)".into(),
             Self::OutOfMemory(mb) => format!("OUT-OF-MEMORY ({mb} MiB resident)"),
             Self::Exit(code) => format!("EXIT (the target called exit({code}))"),
         }
@@ -40,6 +41,7 @@ impl Outcome {
 pub fn run(opts: &ReplayOptions) -> Result<i32, String> {
     let timeout = opts.timeout;
     harness::initialize();
+    harness::set_malloc_limit(opts.malloc_limit_mb.unwrap_or(opts.rss_limit_mb));
     let mut outcomes = Vec::new();
     if opts.sequence {
         let mut inputs = Vec::new();
@@ -141,6 +143,8 @@ fn run_in_child(
         if done == pid {
             return Ok(if libc::WIFSIGNALED(status) {
                 Outcome::Crash(libc::WTERMSIG(status))
+            } else if libc::WEXITSTATUS(status) == harness::malloc_limit_exit() {
+                Outcome::OutOfMemory(0)
             } else if libc::WEXITSTATUS(status) != 0 {
                 Outcome::Exit(libc::WEXITSTATUS(status))
             } else {

@@ -30,7 +30,7 @@ use libafl_bolts::{
 };
 
 use crate::{
-    broker,
+    broker, harness,
     inflight::InFlight,
     output,
     shmem::SelfCleaningShMemProvider,
@@ -96,7 +96,9 @@ pub fn client_manager(
                     in_flight.take();
                     continue;
                 }
-                let oom = end.rss_mb.is_some() || kernel_oom_kills() > oom_kills_before;
+                let oom = end.rss_mb.is_some()
+                    || end.status == harness::malloc_limit_exit()
+                    || kernel_oom_kills() > oom_kills_before;
                 let saved = in_flight
                     .take()
                     .map(|input| save_in_flight(&limits.output, oom, &input));
@@ -185,6 +187,9 @@ impl ClientEnd {
         match (self.rss_mb, limit) {
             (Some(used), Some(limit)) => {
                 format!("ran out of memory ({used} MiB resident, over --rss-limit-mb {limit})")
+            }
+            _ if self.status == harness::malloc_limit_exit() => {
+                "ran out of memory (an allocation over --malloc-limit-mb)".into()
             }
             _ if oom => "was killed by the kernel for lack of memory".into(),
             _ if self.status > 128 => format!("was killed by signal {}", self.status - 128),

@@ -233,3 +233,37 @@ fn standalone_targets_children_over_the_memory_limit_are_out_of_memory_findings(
         assert_eq!(stat(&campaign.stats(), "client_restarts"), 0, "{mode}");
     }
 }
+
+#[test]
+fn with_asan_one_allocation_over_the_malloc_limit_is_out_of_memory() {
+    let tmp = TempDir::new("malloc-limit");
+    let out = tmp.path().join("out");
+    let memhog = fuzzer("memhog-asan");
+    // LEAK and HOG! both allocate 64 MiB at once: over 32, far under the RSS limit.
+    let seeds = tmp.seeds(&[("near", "HOG?")]);
+    let args = ["--malloc-limit-mb", "32", "--max-time", "120"];
+    let mut campaign = Campaign::fuzz(&memhog, "direct", &seeds, &out, &args);
+    campaign.wait_for(Duration::from_secs(90), "the HOG! input in ooms/", |_| {
+        inputs(&out.join("ooms"))
+            .iter()
+            .any(|f| fs::read(f).unwrap().starts_with(b"HOG!"))
+    });
+    assert!(
+        campaign
+            .log()
+            .contains("an allocation over --malloc-limit-mb"),
+        "{}",
+        campaign.log()
+    );
+    assert!(campaign.stop_with(libc::SIGINT).success());
+    let hog = inputs(&out.join("ooms"))
+        .into_iter()
+        .find(|f| fs::read(f).unwrap().starts_with(b"HOG!"))
+        .unwrap();
+    let replayed = run(
+        &memhog,
+        &["replay", "--malloc-limit-mb", "32", hog.to_str().unwrap()],
+    );
+    assert_eq!(replayed.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&replayed.stdout).contains("OUT-OF-MEMORY"));
+}

@@ -86,7 +86,9 @@ pub fn fuzz_in_process(
         config,
     } = client;
     harness::initialize();
-    let timeout = config.opts.timeout;
+    let opts = &config.opts;
+    harness::set_malloc_limit(opts.malloc_limit_mb.unwrap_or(opts.rss_limit_mb));
+    let timeout = opts.timeout;
     let mut executor = in_process(harness, observers, fuzzer, state, mgr, timeout)?;
     let tracer = in_process(
         harness,

@@ -68,6 +68,10 @@ pub struct FuzzOptions {
     /// its input saved to `ooms/`, and a fresh client started (0: no limit).
     #[arg(long, value_name = "MB", default_value_t = 2048)]
     pub rss_limit_mb: u64,
+    /// With a sanitizer allocator (ASan), in-process modes: any single allocation larger than
+    /// this many MiB is out-of-memory (default: --rss-limit-mb; 0: no limit).
+    #[arg(long, value_name = "MB")]
+    pub malloc_limit_mb: Option<u64>,
     /// Show the target's stdout/stderr (silenced by default).
     #[arg(long)]
     pub show_output: bool,

@@ -24,4 +24,8 @@ pub struct ReplayOptions {
     /// Memory limit in MiB: an input whose run goes over it is `OUT-OF-MEMORY` (0: no limit).
     #[arg(long, value_name = "MB", default_value_t = 2048)]
     pub rss_limit_mb: u64,
+    /// With a sanitizer allocator: a single allocation larger than this many MiB is
+    /// `OUT-OF-MEMORY` (default: --rss-limit-mb; 0: no limit).
+    #[arg(long, value_name = "MB")]
+    pub malloc_limit_mb: Option<u64>,
 }

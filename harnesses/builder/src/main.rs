@@ -58,6 +58,7 @@ const C_HARNESSES: &[CHarness] = &[
     ),
     c("memhog", "memhog", MEMHOG, &[]),
     c("memhog", "memhog-standalone", MEMHOG, &["--standalone"]),
+    c("memhog", "memhog-asan", MEMHOG, &["-fsanitize=address"]),
     c("stateful", "stateful", STATEFUL, &[]),
     c("stateful", "stateful-noreset", STATEFUL, &["-DNO_RESET"]),
 ];
