@@ -5,13 +5,13 @@ use std::sync::atomic::{AtomicU32, Ordering};
 
 use crate::shmem::SharedPages;
 
-/// A LibAFL error as one line: its message without the backtrace LibAFL appends.
+/// A LibAFL error as one line: its message without the backtrace LibAFL appends, nor the kind
+/// it puts before the errors we raise ourselves (`Error::illegal_state`).
 pub fn error_text(e: &libafl::Error) -> String {
     let text = e.to_string();
-    text.split("\nBacktrace")
-        .next()
-        .unwrap_or_default()
-        .trim()
+    let line = text.split("\nBacktrace").next().unwrap_or_default().trim();
+    line.strip_prefix("Illegal state: ")
+        .unwrap_or(line)
         .to_string()
 }
 

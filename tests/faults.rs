@@ -177,3 +177,27 @@ fn long_seeds_are_truncated_with_a_warning_and_a_busy_port_is_an_error() {
     ];
     assert_one_line_error(&crashme, &args, "cannot listen there");
 }
+
+#[test]
+fn a_client_that_cannot_stay_up_stops_the_campaign_with_an_error() {
+    let tmp = TempDir::new("startup-deaths");
+    let out = tmp.path().join("out");
+    let corpus = corpus("crashme");
+    // No client fits in 1 MiB: each is stopped right after it starts, with nothing to save.
+    let args = [
+        "fuzz",
+        "-i",
+        corpus.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--rss-limit-mb",
+        "1",
+        "--max-time",
+        "120",
+    ];
+    assert_one_line_error(
+        &fuzzer("crashme"),
+        &args,
+        "times in a row right after starting",
+    );
+}

@@ -243,11 +243,16 @@ fn with_asan_one_allocation_over_the_malloc_limit_is_out_of_memory() {
     let seeds = tmp.seeds(&[("near", "HOG?")]);
     let args = ["--malloc-limit-mb", "32", "--max-time", "120"];
     let mut campaign = Campaign::fuzz(&memhog, "direct", &seeds, &out, &args);
+    let restarts = out.join(".client-restarts");
     campaign.wait_for(Duration::from_secs(90), "the HOG! input in ooms/", |_| {
         inputs(&out.join("ooms"))
             .iter()
             .any(|f| fs::read(f).unwrap().starts_with(b"HOG!"))
+            && fs::read_to_string(&restarts)
+                .is_ok_and(|log| log.contains("an allocation over --malloc-limit-mb"))
     });
+    assert!(campaign.stop_with(libc::SIGINT).success());
+    // The monitor prints every restart, at the latest when the campaign ends.
     assert!(
         campaign
             .log()
@@ -255,7 +260,6 @@ fn with_asan_one_allocation_over_the_malloc_limit_is_out_of_memory() {
         "{}",
         campaign.log()
     );
-    assert!(campaign.stop_with(libc::SIGINT).success());
     let hog = inputs(&out.join("ooms"))
         .into_iter()
         .find(|f| fs::read(f).unwrap().starts_with(b"HOG!"))

@@ -128,6 +128,7 @@ void __afl_manual_init(void) {
 
   const char *p = getenv(PERSIST_ENV_VAR);
   persistent = p && strcmp(p, "1") == 0;
+  lafuzz_memory_limit_setup();
   pid_t child = -1;
   int child_stopped = 0;
   for (;;) {

@@ -103,7 +103,9 @@ typedef struct {
 LAFUZZ_HIDDEN extern cmplog_map *lafuzz_cmplog;
 // Maps the log when the fuzzer offers one (LAFUZZ_CMPLOG_SHM_ENV_VAR): 0, or -1 with errno.
 LAFUZZ_HIDDEN int lafuzz_cmplog_attach(void);
-// In a fuzzed child: starts the memory watchdog when the fuzzer set a limit (memory.c).
+// In the fork server: reads the memory limit the fuzzer set, if any (memory.c).
+LAFUZZ_HIDDEN void lafuzz_memory_limit_setup(void);
+// In a fuzzed child: starts watching its memory, when there is a limit (memory.c).
 LAFUZZ_HIDDEN void lafuzz_watch_memory(void);
 // Logs a comparison of n bytes at a and b made at pc (lafuzz_cmplog must be set).
 LAFUZZ_HIDDEN void lafuzz_cmplog_rtn(uintptr_t pc, const void *a, const void *b, size_t n);
