@@ -11,7 +11,6 @@
 use std::{
     fs,
     path::{Path, PathBuf},
-    thread::sleep,
     time::{Duration, Instant},
 };
 
@@ -44,7 +43,6 @@ const STATE_SIZE: usize = 256 << 20;
 const STARTUP: Duration = Duration::from_secs(5);
 /// This many such deaths in a row stop the campaign.
 const MAX_STARTUP_DEATHS: u32 = 3;
-const POLL: Duration = Duration::from_millis(5);
 const RSS_CHECK_EVERY: Duration = Duration::from_millis(100);
 
 /// What a client's parent needs to know.
@@ -68,6 +66,7 @@ pub fn client_manager(
     let _ = desc.core_id().set_affinity();
     let mut staterestorer = StateRestorer::new(shmem.new_shmem(STATE_SIZE)?);
     let in_flight = InFlight::new()?;
+    block_sigchld(true)?;
     let mut startup_deaths = 0;
     loop {
         let started = Instant::now();
@@ -78,6 +77,7 @@ pub fn client_manager(
             libafl_bolts::os::ForkResult::Child => {
                 shmem.post_fork(true)?;
                 die_with_parent()?;
+                block_sigchld(false)?;
                 break;
             }
             libafl_bolts::os::ForkResult::Parent(child) => {
@@ -202,9 +202,16 @@ impl ClientEnd {
 }
 
 /// Waits for the client to end, killing it if it goes over the RSS limit.
+///
+/// It sleeps until SIGCHLD (blocked in this process, see [`sigchld_set`]) or until the next
+/// memory check is due: no polling on the client's core while the client fuzzes.
 fn watch(pid: libc::pid_t, rss_limit_mb: Option<u64>) -> ClientEnd {
     let mut over = None;
-    let mut last_check = Instant::now();
+    let sigchld = sigchld_set();
+    let wait_for = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: RSS_CHECK_EVERY.as_nanos() as libc::c_long,
+    };
     loop {
         let mut status = 0;
         // SAFETY: non-blocking wait for our own child; `status` outlives the call.
@@ -226,19 +233,46 @@ fn watch(pid: libc::pid_t, rss_limit_mb: Option<u64>) -> ClientEnd {
             };
         }
         if let Some(limit) = rss_limit_mb.filter(|_| over.is_none()) {
-            if last_check.elapsed() >= RSS_CHECK_EVERY {
-                last_check = Instant::now();
-                if let Some(rss) = supervisor::resident_mb(pid).filter(|&rss| rss > limit) {
-                    over = Some(rss);
-                    // SAFETY: kill(2) on our own child, which has not been reaped yet.
-                    unsafe {
-                        libc::kill(pid, libc::SIGKILL);
-                    }
+            if let Some(rss) = supervisor::resident_mb(pid).filter(|&rss| rss > limit) {
+                over = Some(rss);
+                // SAFETY: kill(2) on our own child, which has not been reaped yet.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
                 }
             }
         }
-        sleep(POLL);
+        // SAFETY: waits for a signal of a valid set, with a valid timeout; the signal's info
+        // is not wanted. A timeout or an interruption just means: look again.
+        unsafe {
+            libc::sigtimedwait(&sigchld, std::ptr::null_mut(), &wait_for);
+        }
     }
+}
+
+/// The set holding SIGCHLD alone.
+fn sigchld_set() -> libc::sigset_t {
+    // SAFETY: sigemptyset/sigaddset fill a zeroed set that outlives the calls.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+        set
+    }
+}
+
+/// Blocks SIGCHLD in the restarter (so `watch` can wait for it), or unblocks it in a client.
+fn block_sigchld(block: bool) -> Result<(), Error> {
+    let set = sigchld_set();
+    let how = if block {
+        libc::SIG_BLOCK
+    } else {
+        libc::SIG_UNBLOCK
+    };
+    // SAFETY: changes this thread's signal mask with a valid set; the old mask is not wanted.
+    if unsafe { libc::pthread_sigmask(how, &set, std::ptr::null_mut()) } != 0 {
+        return Err(Error::illegal_state("cannot change the SIGCHLD mask"));
+    }
+    Ok(())
 }
 
 /// How many processes of our memory cgroup the kernel has killed for memory (v2's
