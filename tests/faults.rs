@@ -166,15 +166,7 @@ fn long_seeds_are_truncated_with_a_warning_and_a_busy_port_is_an_error() {
     let port = busy.local_addr().unwrap().port().to_string();
     let crashme = fuzzer("crashme");
     let corpus = corpus("crashme");
-    let args = [
-        "fuzz",
-        "-i",
-        corpus.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--broker-port",
-        &port,
-    ];
+    let args = fuzz_args(&corpus, &out, &["--broker-port", &port]);
     assert_one_line_error(&crashme, &args, "cannot listen there");
 }
 
@@ -184,17 +176,7 @@ fn a_client_that_cannot_stay_up_stops_the_campaign_with_an_error() {
     let out = tmp.path().join("out");
     let corpus = corpus("crashme");
     // No client fits in 1 MiB: each is stopped right after it starts, with nothing to save.
-    let args = [
-        "fuzz",
-        "-i",
-        corpus.to_str().unwrap(),
-        "-o",
-        out.to_str().unwrap(),
-        "--rss-limit-mb",
-        "1",
-        "--max-time",
-        "120",
-    ];
+    let args = fuzz_args(&corpus, &out, &["--rss-limit-mb", "1", "--max-time", "120"]);
     assert_one_line_error(
         &fuzzer("crashme"),
         &args,

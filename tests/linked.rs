@@ -83,15 +83,7 @@ fn an_unreachable_remote_broker_is_a_one_line_error() {
         (closed.as_str(), "cannot connect"),
         ("no-port-here", "bad --remote-broker"),
     ] {
-        let args = [
-            "fuzz",
-            "-i",
-            corpus.to_str().unwrap(),
-            "-o",
-            out.to_str().unwrap(),
-            "--remote-broker",
-            remote,
-        ];
+        let args = fuzz_args(&corpus, &out, &["--remote-broker", remote]);
         assert_one_line_error(&crashme, &args, error);
     }
 }

@@ -234,6 +234,20 @@ pub fn run(binary: &Path, args: &[&str]) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// `fuzz -i CORPUS -o OUT EXTRA...`, for commands run to completion (see `Campaign::fuzz` for
+/// campaigns watched while they run).
+pub fn fuzz_args<'a>(corpus: &'a Path, out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "fuzz",
+        "-i",
+        corpus.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
 /// Runs `binary` with `args` and checks it fails with one line on stderr containing `expect`.
 pub fn assert_one_line_error(binary: &Path, args: &[&str], expect: &str) {
     let out = run(binary, args);
