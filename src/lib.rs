@@ -23,6 +23,7 @@ mod engine;
 mod errors;
 mod harness;
 mod inflight;
+mod memory;
 mod modes;
 mod monitor;
 mod options;

@@ -9,7 +9,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::{harness, options::ReplayOptions, supervisor::resident_mb};
+use crate::{harness, memory::resident_mb, options::ReplayOptions};
 
 /// How often a running input's memory is looked at.
 const RSS_CHECK_EVERY: Duration = Duration::from_millis(20);

@@ -9,7 +9,6 @@
 //! queue. A client that keeps dying right after it starts stops the campaign with an error.
 
 use std::{
-    fs,
     path::{Path, PathBuf},
     time::{Duration, Instant},
 };
@@ -31,9 +30,8 @@ use libafl_bolts::{
 use crate::{
     broker, harness,
     inflight::InFlight,
-    output,
+    memory, output,
     shmem::SelfCleaningShMemProvider,
-    supervisor,
     types::{Mgr, State},
 };
 
@@ -70,7 +68,7 @@ pub fn client_manager(
     let mut startup_deaths = 0;
     loop {
         let started = Instant::now();
-        let oom_kills_before = kernel_oom_kills();
+        let oom_kills_before = memory::kernel_oom_kills();
         shmem.pre_fork()?;
         // SAFETY: fork(2) from the single-threaded restarter; the child continues below.
         match unsafe { libafl_bolts::os::fork() }? {
@@ -98,7 +96,7 @@ pub fn client_manager(
                 }
                 let oom = end.rss_mb.is_some()
                     || end.status == harness::malloc_limit_exit()
-                    || kernel_oom_kills() > oom_kills_before;
+                    || memory::kernel_oom_kills() > oom_kills_before;
                 let saved = in_flight
                     .take()
                     .map(|input| save_in_flight(&limits.output, oom, &input));
@@ -233,7 +231,7 @@ fn watch(pid: libc::pid_t, rss_limit_mb: Option<u64>) -> ClientEnd {
             };
         }
         if let Some(limit) = rss_limit_mb.filter(|_| over.is_none()) {
-            if let Some(rss) = supervisor::resident_mb(pid).filter(|&rss| rss > limit) {
+            if let Some(rss) = memory::resident_mb(pid).filter(|&rss| rss > limit) {
                 over = Some(rss);
                 // SAFETY: kill(2) on our own child, which has not been reaped yet.
                 unsafe {
@@ -273,37 +271,6 @@ fn block_sigchld(block: bool) -> Result<(), Error> {
         return Err(Error::illegal_state("cannot change the SIGCHLD mask"));
     }
     Ok(())
-}
-
-/// How many processes of our memory cgroup the kernel has killed for memory (v2's
-/// `memory.events`, v1's `memory.oom_control`); 0 when neither can be read.
-fn kernel_oom_kills() -> u64 {
-    let Ok(cgroups) = fs::read_to_string("/proc/self/cgroup") else {
-        return 0;
-    };
-    let files = cgroups.lines().filter_map(|line| {
-        let mut fields = line.splitn(3, ':');
-        let (_, controllers, path) = (fields.next()?, fields.next()?, fields.next()?);
-        let path = path.trim_start_matches('/');
-        match controllers {
-            "" => Some(Path::new("/sys/fs/cgroup").join(path).join("memory.events")),
-            c if c.split(',').any(|c| c == "memory") => Some(
-                Path::new("/sys/fs/cgroup/memory")
-                    .join(path)
-                    .join("memory.oom_control"),
-            ),
-            _ => None,
-        }
-    });
-    files
-        .filter_map(|file| fs::read_to_string(file).ok())
-        .filter_map(|text| {
-            text.lines()
-                .find_map(|l| l.strip_prefix("oom_kill "))
-                .and_then(|n| n.trim().parse::<u64>().ok())
-        })
-        .max()
-        .unwrap_or(0)
 }
 
 /// Saves the input a dead client was running, named by its content like every finding;

@@ -214,27 +214,3 @@ fn stop_group(pgid: libc::pid_t) {
         }
     }
 }
-
-/// A process's resident memory in MiB (`/proc/PID/statm`, in pages).
-pub fn resident_mb(pid: libc::pid_t) -> Option<u64> {
-    let statm = std::fs::read_to_string(format!("/proc/{pid}/statm")).ok()?;
-    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
-    // SAFETY: sysconf(3) reads a constant of the system.
-    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
-    Some((pages * u64::try_from(page).ok()?) >> 20)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn resident_memory_grows_with_touched_pages() {
-        let me = std::process::id() as libc::pid_t;
-        let before = resident_mb(me).unwrap();
-        let touched = std::hint::black_box(vec![1u8; 64 << 20]);
-        let after = resident_mb(me).unwrap();
-        assert!(after >= before + 48, "{before} -> {after} MiB");
-        drop(touched);
-    }
-}

@@ -28,7 +28,7 @@ use super::{
 use crate::{
     cmplog,
     engine::{self, Client, FuzzConfig},
-    harness,
+    harness, memory,
     options::FuzzOptions,
     runtime_abi,
     shmem::{SelfCleaningShMemProvider, SharedPages},
@@ -151,7 +151,7 @@ impl OomFlag {
 /// SIGPROF in a child: over the limit, raise the flag and die.
 extern "C" fn on_cpu_tick(_signal: libc::c_int) {
     let limit = LIMIT_PAGES.load(Ordering::Relaxed);
-    if resident_pages().is_some_and(|pages| pages > limit) {
+    if memory::own_resident_pages().is_some_and(|pages| pages > limit) {
         let flag = FLAG.load(Ordering::Relaxed);
         if !flag.is_null() {
             // SAFETY: the flag lives in the client's shared pages, mapped in this child too
@@ -161,33 +161,6 @@ extern "C" fn on_cpu_tick(_signal: libc::c_int) {
         // SAFETY: kill(2) and getpid(2) on this very process; both async-signal-safe.
         unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
     }
-}
-
-/// This process's resident pages, read with async-signal-safe calls only.
-fn resident_pages() -> Option<u64> {
-    let mut buf = [0u8; 128];
-    // SAFETY: a NUL-terminated path; the fd is closed below.
-    let fd = unsafe {
-        libc::open(
-            c"/proc/self/statm".as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: reads at most `buf.len()` bytes into `buf`, from the fd opened above.
-    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-    // SAFETY: closes the fd opened above.
-    unsafe { libc::close(fd) };
-    let text = buf.get(..usize::try_from(n).ok()?)?;
-    // "size resident shared ...": the second field.
-    let resident = text.split(|&b| b == b' ').nth(1)?;
-    resident.iter().try_fold(0u64, |acc, &digit| {
-        digit
-            .is_ascii_digit()
-            .then(|| acc * 10 + u64::from(digit - b'0'))
-    })
 }
 
 /// Remaps the pages holding the target's counters as shared anonymous memory, keeping their
