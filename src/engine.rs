@@ -158,8 +158,13 @@ where
         collect_files(state.corpus().dir_path(), &mut seeds)?;
         seeds.sort();
         seeds.dedup();
-        // Seeds already saved as crashes, hangs or out-of-memory inputs are not run again.
-        seeds.retain(|seed| std::fs::read(seed).map_or(true, |b| !solutions::is_known(state, &b)));
+        // Seeds already saved as crashes, hangs or out-of-memory inputs are not run again
+        // (each seed is read for that only when there are such findings).
+        if solutions::any_known(state) {
+            seeds.retain(|seed| {
+                std::fs::read(seed).map_or(true, |b| !solutions::is_known(state, &b))
+            });
+        }
         state.load_initial_inputs_by_filenames_forced(fuzzer, executor, mgr, &seeds)?;
         log::info!("loaded {} seeds", state.corpus().count());
     }

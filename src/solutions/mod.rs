@@ -96,6 +96,14 @@ pub fn remember_saved(state: &mut impl libafl::HasMetadata, out: &std::path::Pat
     }
 }
 
+/// True when some input is known in this client to crash or hang.
+pub fn any_known(state: &impl libafl::HasMetadata) -> bool {
+    state
+        .metadata_map()
+        .get::<KnownSolutions>()
+        .is_some_and(|known| !known.hashes.is_empty())
+}
+
 /// True when `input` is known in this client to crash or hang.
 pub fn is_known(state: &impl libafl::HasMetadata, input: &[u8]) -> bool {
     state
