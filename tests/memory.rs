@@ -16,12 +16,14 @@ fn inputs_over_the_memory_limit_are_saved_and_the_campaign_goes_on() {
     let args = ["--rss-limit-mb", "512", "--max-time", "30"];
     let mut campaign = Campaign::fuzz(&memhog, "direct", &corpus("memhog"), &out, &args);
     let stats = campaign.finish(Duration::from_secs(120));
-    let ooms = inputs(&out.join("ooms"));
     // The input that allocates 8 GiB is the one running when its client goes over the limit.
-    let hog = ooms
-        .iter()
-        .find(|f| fs::read(f).unwrap().starts_with(b"HOG!"))
-        .unwrap_or_else(|| panic!("no HOG! input in {ooms:?}\n{}", campaign.log()));
+    let hog = input_starting_with(&out.join("ooms"), b"HOG!").unwrap_or_else(|| {
+        panic!(
+            "no HOG! input in {:?}\n{}",
+            inputs(&out.join("ooms")),
+            campaign.log()
+        )
+    });
     assert!(stat(&stats, "saved_ooms") >= 1, "{stats:?}");
     assert!(stat(&stats, "client_restarts") >= 1, "{stats:?}");
     assert!(
@@ -31,9 +33,7 @@ fn inputs_over_the_memory_limit_are_saved_and_the_campaign_goes_on() {
     );
     // The ordinary crash is still found.
     assert!(
-        inputs(&out.join("crashes"))
-            .iter()
-            .any(|f| fs::read(f).unwrap().starts_with(b"CRSH")),
+        input_starting_with(&out.join("crashes"), b"CRSH").is_some(),
         "{stats:?}"
     );
     let replayed = run(
@@ -199,9 +199,7 @@ fn a_client_killed_by_the_kernel_for_memory_is_restarted_and_its_input_kept() {
         campaign.log()
     );
     assert!(
-        inputs(&out.join("ooms"))
-            .iter()
-            .any(|f| fs::read(f).unwrap().starts_with(b"HOG!")),
+        input_starting_with(&out.join("ooms"), b"HOG!").is_some(),
         "{stats:?}"
     );
 }
@@ -224,9 +222,7 @@ fn standalone_targets_children_over_the_memory_limit_are_out_of_memory_findings(
         ];
         let mut campaign = Campaign::fuzz(&driver(), mode, &seeds, &out, &args);
         campaign.wait_for(Duration::from_secs(90), "the HOG! input in ooms/", |_| {
-            inputs(&out.join("ooms"))
-                .iter()
-                .any(|f| fs::read(f).unwrap().starts_with(b"HOG!"))
+            input_starting_with(&out.join("ooms"), b"HOG!").is_some()
         });
         assert!(campaign.stop_with(libc::SIGINT).success(), "{mode}");
         // The limit is the target's: the fuzzer itself was never restarted.
@@ -245,9 +241,7 @@ fn with_asan_one_allocation_over_the_malloc_limit_is_out_of_memory() {
     let mut campaign = Campaign::fuzz(&memhog, "direct", &seeds, &out, &args);
     let restarts = out.join(".client-restarts");
     campaign.wait_for(Duration::from_secs(90), "the HOG! input in ooms/", |_| {
-        inputs(&out.join("ooms"))
-            .iter()
-            .any(|f| fs::read(f).unwrap().starts_with(b"HOG!"))
+        input_starting_with(&out.join("ooms"), b"HOG!").is_some()
             && fs::read_to_string(&restarts)
                 .is_ok_and(|log| log.contains("an allocation over --malloc-limit-mb"))
     });
@@ -260,10 +254,7 @@ fn with_asan_one_allocation_over_the_malloc_limit_is_out_of_memory() {
         "{}",
         campaign.log()
     );
-    let hog = inputs(&out.join("ooms"))
-        .into_iter()
-        .find(|f| fs::read(f).unwrap().starts_with(b"HOG!"))
-        .unwrap();
+    let hog = input_starting_with(&out.join("ooms"), b"HOG!").unwrap();
     let replayed = run(
         &memhog,
         &["replay", "--malloc-limit-mb", "32", hog.to_str().unwrap()],

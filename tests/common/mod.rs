@@ -262,6 +262,13 @@ pub fn inputs(dir: &Path) -> Vec<PathBuf> {
     lafuzz::output::visible_entries(dir)
 }
 
+/// The first saved input in `dir` whose bytes start with `prefix`.
+pub fn input_starting_with(dir: &Path, prefix: &[u8]) -> Option<PathBuf> {
+    inputs(dir)
+        .into_iter()
+        .find(|f| fs::read(f).is_ok_and(|bytes| bytes.starts_with(prefix)))
+}
+
 /// System V shared memory segment ids that exist now.
 pub fn shm_ids() -> Vec<String> {
     let out = Command::new("ipcs").arg("-m").output().unwrap();
