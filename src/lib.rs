@@ -23,7 +23,9 @@ mod engine;
 mod errors;
 mod harness;
 mod inflight;
+mod isolated;
 mod memory;
+mod minimize;
 mod modes;
 mod monitor;
 mod options;
@@ -55,6 +57,8 @@ pub fn run_command_line() -> i32 {
     let result = match cli.command {
         Command::Fuzz(opts) => campaign::run(*opts),
         Command::Replay(opts) => replay::run(&opts),
+        Command::Minimize(opts) => minimize::run_minimize(&opts),
+        Command::MinimizeCorpus(opts) => minimize::run_minimize_corpus(&opts),
     };
     result.unwrap_or_else(|msg| {
         eprintln!("lafuzz: error: {msg}");

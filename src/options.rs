@@ -3,12 +3,14 @@
 //! touches the disk or starts a process.
 
 mod fuzz;
+mod minimize;
 mod replay;
 mod values;
 
 use clap::{error::ErrorKind, Parser, Subcommand};
 
 pub use fuzz::{FuzzOptions, Mode};
+pub use minimize::{MinimizeCorpusOptions, MinimizeOptions, RunLimits};
 pub use replay::ReplayOptions;
 
 #[derive(Debug, Parser)]
@@ -28,6 +30,10 @@ pub enum Command {
     Fuzz(Box<FuzzOptions>),
     /// Run each input once and report what happened (crash, timeout, ok).
     Replay(ReplayOptions),
+    /// Shrink a crashing input while it still crashes the same way (as afl-tmin).
+    Minimize(MinimizeOptions),
+    /// Keep the smallest inputs that together have all of a corpus's coverage (as afl-cmin).
+    MinimizeCorpus(MinimizeCorpusOptions),
 }
 
 impl Cli {

@@ -1,0 +1,90 @@
+"""Drive a fuzz target through ClusterFuzz's own libFuzzer engine (PyPI `clusterfuzz`).
+
+usage: drive.py TARGET WORKDIR SEEDS_DIR
+
+Steps, as ClusterFuzz and ClusterFuzzLite run them: prepare, fuzz, reproduce, minimize_testcase,
+minimize_corpus. Prints one `PASS step` / `FAIL step: why` line per step and exits 1 if any failed.
+"""
+import os
+import shutil
+import sys
+
+from clusterfuzz.environment import Environment
+import clusterfuzz.fuzz
+from clusterfuzz._internal.metrics import logs
+
+
+def log_error(message, **kwargs):
+    # The engine reports failures through this and otherwise swallows the target's output.
+    print("clusterfuzz error:", message, {k: str(v)[-2000:] for k, v in kwargs.items()})
+
+
+logs.log_error = log_error
+
+
+def files(directory):
+    return [os.path.join(directory, name) for name in sorted(os.listdir(directory))]
+
+
+def main():
+    target, work, seeds = (os.path.abspath(arg) for arg in sys.argv[1:4])
+    shutil.rmtree(work, ignore_errors=True)
+    corpus, reproducers, minimized = (os.path.join(work, name)
+                                      for name in ("corpus", "reproducers", "minimized"))
+    for directory in (corpus, reproducers, minimized):
+        os.makedirs(directory)
+    for seed in files(seeds):
+        shutil.copy(seed, corpus)
+    failed = []
+
+    def check(step, ok, why):
+        print(("PASS " + step) if ok else ("FAIL %s: %s" % (step, why)), flush=True)
+        if not ok:
+            failed.append(step)
+
+    with Environment("libFuzzer", "address", target):
+        engine = clusterfuzz.fuzz.get_engine("libFuzzer")
+        options = engine.prepare(corpus, target, os.path.dirname(target))
+        options.merge_back_new_testcases = False
+        options.analyze_dictionary = False
+        options.arguments += ["-seed=1337", "-len_control=0"]  # what ClusterFuzzLite adds
+        check("prepare", "-timeout=25" in options.arguments, options.arguments)
+
+        result = engine.fuzz(target, options, reproducers, 60)
+        crash = result.crashes[0] if result.crashes else None
+        size = os.path.getsize(crash.input_path) if crash else 0
+        check("fuzz", crash is not None and size > 0,
+              "crashes %s, stats %s, log tail %s" % (result.crashes, result.stats,
+                                                     result.logs[-3000:]))
+        if crash is None or size == 0:
+            return 1
+
+        reproduced = engine.reproduce(target, crash.input_path, crash.reproduce_args, 60)
+        check("reproduce", reproduced.return_code not in (0, 72),
+              "exit %s, output %s" % (reproduced.return_code, reproduced.output[-2000:]))
+
+        minimized_crash = os.path.join(work, "minimized-crash")
+        engine.minimize_testcase(target, [], crash.input_path, minimized_crash, 60)
+        small = os.path.exists(minimized_crash) and 0 < os.path.getsize(minimized_crash) <= 4
+        if small:
+            again = engine.reproduce(target, minimized_crash, [], 60)
+            small = again.return_code not in (0, 72)
+        check("minimize_testcase", small,
+              "%s: %s bytes" % (minimized_crash, os.path.exists(minimized_crash)
+                                and os.path.getsize(minimized_crash)))
+
+        before = engine.minimize_corpus(target, [], [corpus], os.path.join(work, "m0"),
+                                        reproducers, 120) if os.makedirs(
+                                            os.path.join(work, "m0")) is None else None
+        after = engine.minimize_corpus(target, [], [corpus], minimized, reproducers, 120)
+        kept = len(os.listdir(minimized))
+        check("minimize_corpus",
+              0 < kept <= len(os.listdir(corpus))
+              and after.stats["edge_coverage"] > 0
+              and after.stats["edge_coverage"] == before.stats["edge_coverage"],
+              "kept %d of %d, stats %s" % (kept, len(os.listdir(corpus)), after.stats))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
