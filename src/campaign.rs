@@ -26,10 +26,17 @@ use crate::{
 
 /// Runs a campaign to its end; returns the exit code.
 pub fn run(opts: FuzzOptions) -> Result<i32, String> {
+    run_watched(opts, || false)
+}
+
+/// [`run`], stopping the campaign early when `stop_now` (called about every 50 ms in the
+/// supervising process) says so; that ending is not an error.
+pub fn run_watched(opts: FuzzOptions, stop_now: impl FnMut() -> bool) -> Result<i32, String> {
     let mode = modes::of(opts.mode);
     let config = prepare(mode, opts)?;
     let opts = &config.opts;
-    println!(
+    if !opts.quiet {
+        println!(
         "lafuzz: {:?} mode, {} core(s), {} seed file(s), {} dictionary token(s), output {}",
         opts.mode,
         opts.clients(),
@@ -37,13 +44,18 @@ pub fn run(opts: FuzzOptions) -> Result<i32, String> {
         config.tokens.len(),
         config.output.display()
     );
+    }
     if let Some(warning) = mode.warning(opts) {
         println!("lafuzz: warning: {warning}");
     }
     let _ = fs::remove_file(output::client_restarts_file(&config.output));
     let first_error = FirstError::new()
         .map_err(|e| format!("cannot set up the campaign's error channel: {e}"))?;
-    let ending = supervisor::run(opts.max_time, || launch(mode, &config, &first_error))?;
+    let ending = supervisor::run(
+        opts.max_time,
+        || launch(mode, &config, &first_error),
+        stop_now,
+    )?;
     // A process that failed stopped the campaign and left its error; processes that fail
     // while being stopped are not news.
     match (ending, first_error.take()) {
@@ -114,6 +126,7 @@ fn launch_clients_and_broker(
         opts.clients(),
         mode.reproduce(opts),
         opts.rss_limit_mb,
+        opts.quiet,
     );
     // A client that fails (its target does not start, say) stops the whole campaign, and its
     // error is what the command reports.

@@ -13,7 +13,7 @@ use libafl::{
         powersched::PowerSchedule, IndexesLenTimeMinimizerScheduler, StdWeightedScheduler,
     },
     stages::CalibrationStage,
-    state::StdState,
+    state::{HasMaxSize, StdState},
     Error, HasMetadata,
 };
 use libafl_bolts::{current_nanos, rands::StdRand, tuples::tuple_list};
@@ -60,6 +60,7 @@ pub fn run(
                 &mut feedback,
                 &mut objective,
             )?;
+            state.set_max_size(config.opts.max_len);
             let mut tokens = config.tokens.clone();
             if let Ok(auto) = libafl_targets::autotokens() {
                 tokens.add_tokens(&auto);

@@ -128,32 +128,44 @@ pub fn run(
 
 /// The child: runs the inputs, sends the last one's features, leaves.
 fn run_child(inputs: &[&[u8]], features_to: Option<libc::c_int>) -> ! {
-    let counters = features_to.and_then(|_| harness::take_coverage_counters().ok());
-    let (last, before) = inputs
-        .split_last()
-        .map_or((None, &[][..]), |(l, b)| (Some(l), b));
-    for input in before {
-        harness::run(input);
-    }
-    if let Some(counters) = counters {
-        counters.fill(0);
-        if let Some(last) = last {
-            harness::run(last);
+    let mut counters = features_to.and_then(|_| harness::take_coverage_counters().ok());
+    for (at, input) in inputs.iter().enumerate() {
+        if at + 1 == inputs.len() {
+            if let Some(counters) = counters.as_deref_mut() {
+                counters.fill(0);
+            }
         }
+        run_checked(input);
+    }
+    if let (Some(counters), Some(fd)) = (counters, features_to) {
         let bytes: Vec<u8> = counters
             .iter()
             .enumerate()
             .filter(|(_, &c)| c != 0)
             .flat_map(|(i, &c)| (i as u32 * 8 + bucket(c)).to_le_bytes())
             .collect();
-        if let Some(fd) = features_to {
-            write_all(fd, &bytes);
-        }
-    } else if let Some(last) = last {
-        harness::run(last);
+        write_all(fd, &bytes);
     }
     // SAFETY: leave without running the parent's exit handlers a second time.
     unsafe { libc::_exit(0) }
+}
+
+/// Exit code of a child whose target wrote into its input (libFuzzer's error exit code).
+const INPUT_OVERWRITTEN_EXIT: i32 = 77;
+
+/// Runs one input on a copy, and fails as libFuzzer does when the target writes into it (the
+/// harness receives a `const` buffer; fuzzing would go wrong silently).
+fn run_checked(input: &[u8]) {
+    let copy = input.to_vec();
+    harness::run(&copy);
+    if copy != input {
+        eprintln!(
+            "=={}== ERROR: libFuzzer: fuzz target overwrites its const input",
+            std::process::id()
+        );
+        // SAFETY: leave at once, as a crash would.
+        unsafe { libc::_exit(INPUT_OVERWRITTEN_EXIT) }
+    }
 }
 
 fn write_all(fd: libc::c_int, mut bytes: &[u8]) {

@@ -24,6 +24,7 @@ mod errors;
 mod harness;
 mod inflight;
 mod isolated;
+mod libfuzzer;
 mod memory;
 mod minimize;
 mod modes;
@@ -50,6 +51,10 @@ static GLOBAL: MiMalloc = MiMalloc;
 
 /// Runs the command line; returns the exit code.
 pub fn run_command_line() -> i32 {
+    let args: Vec<String> = std::env::args().collect();
+    if libfuzzer::is_libfuzzer_call(&args[1..]) {
+        return libfuzzer::run(&args[0], &args[1..]);
+    }
     let cli = match Cli::from_args() {
         Ok(cli) => cli,
         Err(code) => return code,

@@ -50,9 +50,9 @@ pub fn prepare(mode: &dyn ExecutionMode, opts: FuzzOptions) -> Result<FuzzConfig
         .map_err(|e| format!("cannot read {}: {e}", output.display()))?;
     let seeds = seeds
         .into_iter()
-        .map(|seed| truncated_if_too_long(seed, &output))
+        .map(|seed| truncated_if_too_long(seed, opts.max_len, &output))
         .collect::<Result<Vec<_>, _>>()?;
-    if seeds.is_empty() {
+    if seeds.is_empty() && !opts.empty_corpus_ok {
         return Err(format!(
             "seed corpus is empty: no files in {}",
             opts.inputs
@@ -71,26 +71,23 @@ pub fn prepare(mode: &dyn ExecutionMode, opts: FuzzOptions) -> Result<FuzzConfig
     })
 }
 
-/// The longest input the mutators make (LibAFL's default maximum size).
-const MAX_INPUT_LEN: u64 = libafl::state::DEFAULT_MAX_SIZE as u64;
-
 /// A seed longer than any input the fuzzer makes is cut to that length, as libFuzzer's
 /// `-max_len` does, with a warning; the copy lives in the output directory.
-fn truncated_if_too_long(seed: PathBuf, out: &Path) -> Result<PathBuf, String> {
+fn truncated_if_too_long(seed: PathBuf, max_len: usize, out: &Path) -> Result<PathBuf, String> {
     let len = fs::metadata(&seed).map(|m| m.len()).unwrap_or(0);
-    if len <= MAX_INPUT_LEN {
+    if len <= max_len as u64 {
         return Ok(seed);
     }
     let cannot = |e: std::io::Error| format!("cannot truncate seed {}: {e}", seed.display());
     let mut bytes = fs::read(&seed).map_err(cannot)?;
-    bytes.truncate(MAX_INPUT_LEN as usize);
+    bytes.truncate(max_len);
     let dir = output::truncated_seeds_dir(out);
     fs::create_dir_all(&dir).map_err(cannot)?;
     let copy = dir.join(output::input_name(&bytes));
     output::write_atomic(&copy, &bytes).map_err(cannot)?;
     println!(
-        "lafuzz: warning: seed {} is {len} bytes, longer than the longest input ({MAX_INPUT_LEN}): \
-         using its first {MAX_INPUT_LEN} bytes",
+        "lafuzz: warning: seed {} is {len} bytes, longer than the longest input ({max_len}): \
+         using its first {max_len} bytes",
         seed.display()
     );
     Ok(copy)

@@ -52,8 +52,13 @@ pub enum Ending {
     Stopped,
 }
 
-/// Runs `campaign` in a child process group until it ends or is stopped.
-pub fn run(max_time: Option<Duration>, campaign: impl FnOnce() -> i32) -> Result<Ending, String> {
+/// Runs `campaign` in a child process group until it ends or is stopped: by a signal, by
+/// `max_time`, or when `stop_now` (called between polls, in this process) says so.
+pub fn run(
+    max_time: Option<Duration>,
+    campaign: impl FnOnce() -> i32,
+    mut stop_now: impl FnMut() -> bool,
+) -> Result<Ending, String> {
     for sig in STOP_SIGNALS {
         set_handler(sig, on_stop_signal as *const () as libc::sighandler_t);
     }
@@ -97,7 +102,7 @@ pub fn run(max_time: Option<Duration>, campaign: impl FnOnce() -> i32) -> Result
             break Ending::Exited(exit_code(status));
         }
         let signal = STOP_SIGNAL.load(Ordering::SeqCst);
-        if signal != 0 || deadline.is_some_and(|d| Instant::now() >= d) {
+        if signal != 0 || deadline.is_some_and(|d| Instant::now() >= d) || stop_now() {
             if signal != 0 {
                 eprintln!("lafuzz: stopping (signal {signal})");
             }
@@ -122,26 +127,45 @@ pub fn become_subreaper() {
     }
 }
 
-/// Our direct children, from /proc.
-fn children() -> Vec<libc::pid_t> {
-    let me = std::process::id().to_string();
+/// Every process as (pid, parent pid), from /proc.
+fn processes() -> Vec<(libc::pid_t, libc::pid_t)> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     entries
         .filter_map(Result::ok)
         .filter_map(|e| e.file_name().to_str()?.parse::<libc::pid_t>().ok())
-        .filter(|pid| {
+        .filter_map(|pid| {
             // Field 4 of /proc/PID/stat, after the parenthesised command name.
-            std::fs::read_to_string(format!("/proc/{pid}/stat"))
-                .ok()
-                .and_then(|stat| {
-                    let after_name = stat.rsplit_once(')')?.1.to_string();
-                    after_name.split_whitespace().nth(1).map(|ppid| ppid == me)
-                })
-                .unwrap_or(false)
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let after_name = stat.rsplit_once(')')?.1.to_string();
+            let ppid = after_name.split_whitespace().nth(1)?.parse().ok()?;
+            Some((pid, ppid))
         })
         .collect()
+}
+
+/// Our direct children.
+fn children() -> Vec<libc::pid_t> {
+    let me = std::process::id() as libc::pid_t;
+    processes()
+        .into_iter()
+        .filter(|&(_, ppid)| ppid == me)
+        .map(|(pid, _)| pid)
+        .collect()
+}
+
+/// Every process below us (children, their children, ...).
+pub fn descendants() -> Vec<libc::pid_t> {
+    let all = processes();
+    let mut found = vec![std::process::id() as libc::pid_t];
+    let mut at = 0;
+    while at < found.len() {
+        let parent = found[at];
+        found.extend(all.iter().filter(|&&(_, ppid)| ppid == parent).map(|&(pid, _)| pid));
+        at += 1;
+    }
+    found.split_off(1)
 }
 
 /// Kills and reaps every process still below us (we are their subreaper) until none is left.

@@ -35,6 +35,8 @@ pub struct CampaignMonitor {
     reproduce: Reproduce,
     /// `--rss-limit-mb`: out-of-memory inputs are reproduced under the same limit.
     rss_limit_mb: u64,
+    /// `--quiet`: no status lines, no finding notices.
+    quiet: bool,
     last_print: Duration,
     last_plot: Duration,
     last_crashes: usize,
@@ -49,7 +51,13 @@ pub struct CampaignMonitor {
 }
 
 impl CampaignMonitor {
-    pub fn new(out: &Path, cores: usize, reproduce: Reproduce, rss_limit_mb: u64) -> Self {
+    pub fn new(
+        out: &Path,
+        cores: usize,
+        reproduce: Reproduce,
+        rss_limit_mb: u64,
+        quiet: bool,
+    ) -> Self {
         let start_time = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
@@ -65,6 +73,7 @@ impl CampaignMonitor {
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
             reproduce,
             rss_limit_mb,
+            quiet,
             last_print: Duration::ZERO,
             last_plot: Duration::ZERO,
             last_crashes: output::count_inputs(&output::crashes_dir(out)),
@@ -177,6 +186,9 @@ impl CampaignMonitor {
         for (count, last, dir, what, sequence) in kinds {
             if count > *last {
                 *last = count;
+                if self.quiet {
+                    continue;
+                }
                 if let Some(file) = output::newest_input(&dir) {
                     let mut command = self.reproduce.command(&file, sequence);
                     if dir == oom_dir && matches!(self.reproduce, Reproduce::Replay { .. }) {
@@ -215,7 +227,9 @@ impl Monitor for CampaignMonitor {
         self.last_print = now;
         self.count_solutions(&mut snap);
         self.report_new_events(&snap);
-        println!("{}", snap.status_line());
+        if !self.quiet {
+            println!("{}", snap.status_line());
+        }
         self.write_stats(&snap);
         let plot_line = snap.plot_line();
         self.latest = Some(snap);
@@ -238,7 +252,9 @@ impl Drop for CampaignMonitor {
         if let Some(mut snap) = self.latest.take() {
             self.count_solutions(&mut snap);
             self.report_new_events(&snap);
+            if !self.quiet {
             println!("{}", snap.status_line());
+        }
             self.write_stats(&snap);
         }
     }

@@ -75,6 +75,17 @@ pub struct FuzzOptions {
     /// Show the target's stdout/stderr (silenced by default).
     #[arg(long)]
     pub show_output: bool,
+    /// The longest input the mutators make, in bytes; longer seeds are cut to it.
+    #[arg(long, value_name = "BYTES", default_value_t = libafl::state::DEFAULT_MAX_SIZE, value_parser = clap::value_parser!(usize))]
+    pub max_len: usize,
+    /// No status lines and no finding notices, only errors (for callers that report
+    /// themselves).
+    #[arg(long)]
+    pub quiet: bool,
+    /// An empty seed corpus starts from the empty input instead of being an error (the
+    /// libFuzzer front end, as libFuzzer).
+    #[arg(skip)]
+    pub empty_corpus_ok: bool,
     /// `forkserver`/`persistent` mode: the standalone target and its arguments; `@@` stands
     /// for the input file (without it, the input is in shared memory or on stdin).
     #[arg(last = true, value_name = "TARGET")]
