@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build needs, or names them when we cannot.
 set -euo pipefail
-required=(clang-19 llvm-19 llvm-19-dev libclang-rt-19-dev zlib1g-dev binutils gnuplot-nox)
+required=(clang-19 llvm-19 llvm-19-dev libclang-rt-19-dev zlib1g-dev binutils gnuplot-nox python3-venv)
 # AFL++ (afl-clang-fast): its builds are fuzzed in the forkserver tests, which skip without it.
 optional=(afl++)
 missing=()
@@ -12,6 +12,8 @@ command -v llvm-config-19 >/dev/null || missing+=(llvm-19)
 [ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
 command -v ar >/dev/null || missing+=(binutils)
 command -v gnuplot >/dev/null || missing+=(gnuplot-nox)
+# ClusterFuzz's engine library (PyPI) for the libFuzzer contract test runs in a virtualenv.
+python3 -c 'import venv, ensurepip' 2>/dev/null || missing+=(python3-venv)
 command -v afl-clang-fast >/dev/null || missing+=(afl++)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then

@@ -37,13 +37,13 @@ pub fn run_watched(opts: FuzzOptions, stop_now: impl FnMut() -> bool) -> Result<
     let opts = &config.opts;
     if !opts.quiet {
         println!(
-        "lafuzz: {:?} mode, {} core(s), {} seed file(s), {} dictionary token(s), output {}",
-        opts.mode,
-        opts.clients(),
-        config.seeds.len(),
-        config.tokens.len(),
-        config.output.display()
-    );
+            "lafuzz: {:?} mode, {} core(s), {} seed file(s), {} dictionary token(s), output {}",
+            opts.mode,
+            opts.clients(),
+            config.seeds.len(),
+            config.tokens.len(),
+            config.output.display()
+        );
     }
     if let Some(warning) = mode.warning(opts) {
         println!("lafuzz: warning: {warning}");

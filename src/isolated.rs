@@ -97,7 +97,7 @@ pub fn run(
         return Err(format!("fork failed: {}", std::io::Error::last_os_error()));
     }
     if pid == 0 {
-        run_child(inputs, coverage.then_some(pipe[1]));
+        run_child(inputs, limits.timeout, coverage.then_some(pipe[1]));
     }
     let mut sent = Vec::new();
     if coverage {
@@ -108,7 +108,9 @@ pub fn run(
             libc::fcntl(pipe[0], libc::F_SETFL, libc::O_NONBLOCK);
         }
     }
-    let limit = limits.timeout * u32::try_from(inputs.len().max(1)).unwrap_or(u32::MAX);
+    // The child times each input itself (see `run_child`); this is the backstop.
+    let limit = limits.timeout * u32::try_from(inputs.len().max(1)).unwrap_or(u32::MAX)
+        + Duration::from_secs(1);
     let outcome = wait(pid, limit, limits.rss_limit_mb, || {
         if coverage {
             drain(pipe[0], &mut sent);
@@ -126,10 +128,23 @@ pub fn run(
     Ok((outcome, features))
 }
 
-/// The child: runs the inputs, sends the last one's features, leaves.
-fn run_child(inputs: &[&[u8]], features_to: Option<libc::c_int>) -> ! {
+/// The child: runs the inputs, each within `timeout` (SIGALRM, whose default action ends the
+/// child, is reported as a timeout), sends the last one's features, leaves.
+fn run_child(inputs: &[&[u8]], timeout: Duration, features_to: Option<libc::c_int>) -> ! {
     let mut counters = features_to.and_then(|_| harness::take_coverage_counters().ok());
+    let timer = libc::itimerval {
+        it_interval: libc::timeval {
+            tv_sec: 0,
+            tv_usec: 0,
+        },
+        it_value: libc::timeval {
+            tv_sec: timeout.as_secs() as libc::time_t,
+            tv_usec: timeout.subsec_micros() as libc::suseconds_t,
+        },
+    };
     for (at, input) in inputs.iter().enumerate() {
+        // SAFETY: re-arms this process's real-time timer from a live struct.
+        unsafe { libc::setitimer(libc::ITIMER_REAL, &timer, std::ptr::null_mut()) };
         if at + 1 == inputs.len() {
             if let Some(counters) = counters.as_deref_mut() {
                 counters.fill(0);
@@ -202,7 +217,9 @@ fn wait(pid: libc::pid_t, limit: Duration, rss_limit_mb: u64, mut each: impl FnM
         let mut status = 0;
         // SAFETY: non-blocking wait for our own child.
         if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
-            return if libc::WIFSIGNALED(status) {
+            return if libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGALRM {
+                Outcome::Timeout
+            } else if libc::WIFSIGNALED(status) {
                 Outcome::Crash(libc::WTERMSIG(status))
             } else if libc::WEXITSTATUS(status) == harness::malloc_limit_exit() {
                 Outcome::OutOfMemory(0)

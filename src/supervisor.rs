@@ -162,7 +162,11 @@ pub fn descendants() -> Vec<libc::pid_t> {
     let mut at = 0;
     while at < found.len() {
         let parent = found[at];
-        found.extend(all.iter().filter(|&&(_, ppid)| ppid == parent).map(|&(pid, _)| pid));
+        found.extend(
+            all.iter()
+                .filter(|&&(_, ppid)| ppid == parent)
+                .map(|&(pid, _)| pid),
+        );
         at += 1;
     }
     found.split_off(1)

@@ -94,13 +94,31 @@ fn take_flag(args: &mut Vec<String>, flag: &str) -> bool {
     args.len() != before
 }
 
+/// libFuzzer's own engine flags, which OSS-Fuzz-style builds pass (`-fsanitize=fuzzer-no-link`
+/// in `CFLAGS`, `-fsanitize=fuzzer` as `$LIB_FUZZING_ENGINE`): this wrapper is the engine, so
+/// they are dropped (other sanitizers in the same list are kept), and a link gets our runtime.
+fn without_libfuzzer_flags(args: Vec<String>) -> Vec<String> {
+    args.into_iter()
+        .filter_map(|arg| {
+            let Some(list) = arg.strip_prefix("-fsanitize=") else {
+                return Some(arg);
+            };
+            let kept: Vec<&str> = list
+                .split(',')
+                .filter(|s| *s != "fuzzer" && *s != "fuzzer-no-link")
+                .collect();
+            (!kept.is_empty()).then(|| format!("-fsanitize={}", kept.join(",")))
+        })
+        .collect()
+}
+
 fn env_on(name: &str) -> bool {
     env::var(name).is_ok_and(|v| v == "1")
 }
 
 /// Runs clang (C or C++) with our instrumentation and runtime, and exits with its status.
 pub fn run(is_cpp: bool) -> ! {
-    let mut args: Vec<String> = env::args().collect();
+    let mut args = without_libfuzzer_flags(env::args().collect());
     let standalone = take_flag(&mut args, "--standalone") || env_on("LAFUZZ_STANDALONE");
     let cmplog = !(take_flag(&mut args, "--no-cmplog") || env_on("LAFUZZ_NO_CMPLOG"));
     if args.len() <= 1 {
@@ -166,5 +184,28 @@ pub fn run(is_cpp: bool) -> ! {
             eprintln!("libafl_cc: {e:?}");
             process::exit(1);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn libfuzzer_engine_flags_are_dropped_other_sanitizers_kept() {
+        let args = [
+            "cc",
+            "-fsanitize=fuzzer",
+            "-fsanitize=address,fuzzer-no-link",
+            "-O1",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            without_libfuzzer_flags(args),
+            ["cc", "-fsanitize=address", "-O1"]
+                .map(String::from)
+                .to_vec()
+        );
     }
 }

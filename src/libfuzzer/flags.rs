@@ -285,8 +285,14 @@ mod tests {
 
     #[test]
     fn defaults_unknown_flags_and_bad_values() {
-        let flags = parse(&args(&["-runs=-1", "-timeout=0", "-foo=1", "-bar", "-only_ascii=1"]))
-            .unwrap();
+        let flags = parse(&args(&[
+            "-runs=-1",
+            "-timeout=0",
+            "-foo=1",
+            "-bar",
+            "-only_ascii=1",
+        ]))
+        .unwrap();
         assert_eq!((flags.runs, flags.timeout), (None, None));
         assert_eq!(flags.error_exitcode, 77);
         assert_eq!(flags.notes.len(), 3, "{:?}", flags.notes);

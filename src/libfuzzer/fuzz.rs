@@ -53,7 +53,10 @@ pub fn run(flags: &Flags) -> Result<i32, String> {
     eprintln!(
         "INFO: fuzzing with lafuzz ({} core(s)); new inputs go to {}",
         opts.clients(),
-        flags.paths.first().map_or("nowhere".into(), |d| d.display().to_string())
+        flags
+            .paths
+            .first()
+            .map_or("nowhere".into(), |d| d.display().to_string())
     );
     let mut watcher = Watcher::new(flags, &work);
     let ended = campaign::run_watched(opts, || watcher.stop_now());
@@ -245,26 +248,23 @@ impl<'a> Watcher<'a> {
             execs_per_sec: number("execs_per_sec"),
             edges: number("edges_found"),
             corpus: number("corpus_count"),
-            corpus_bytes: 0,
+            corpus_bytes: self.corpus_bytes(),
             peak_rss_mb: self.peak_rss_mb,
         }
     }
 
     fn look(&mut self) {
         self.last_look = Instant::now();
-        self.peak_rss_mb = self
-            .peak_rss_mb
-            .max(
-                supervisor::descendants()
-                    .into_iter()
-                    .filter_map(memory::resident_mb)
-                    .max()
-                    .unwrap_or(0),
-            );
+        self.peak_rss_mb = self.peak_rss_mb.max(
+            supervisor::descendants()
+                .into_iter()
+                .filter_map(memory::resident_mb)
+                .max()
+                .unwrap_or(0),
+        );
         self.copy_new_inputs();
-        let mut stats = self.stats();
+        let stats = self.stats();
         if stats.execs > 0 {
-            stats.corpus_bytes = self.corpus_bytes();
             if !self.inited {
                 self.inited = true;
                 stats.print("INITED");
@@ -305,7 +305,10 @@ impl<'a> Watcher<'a> {
                 };
                 let name = sha1_name(&bytes);
                 let copy = corpus.join(&name);
-                if !self.seeds.contains(&name) && !copy.exists() && output::write_atomic(&copy, &bytes).is_ok() {
+                if !self.seeds.contains(&name)
+                    && !copy.exists()
+                    && output::write_atomic(&copy, &bytes).is_ok()
+                {
                     self.new_units += 1;
                 }
                 self.copied.insert(file);
@@ -319,9 +322,21 @@ impl<'a> Watcher<'a> {
         let flags = self.flags;
         let forked = flags.fork > 0;
         let kinds = [
-            (output::crashes_dir(&self.work), Outcome::Crash(0), forked && flags.ignore_crashes),
-            (output::hangs_dir(&self.work), Outcome::Timeout, forked && flags.ignore_timeouts),
-            (output::ooms_dir(&self.work), Outcome::OutOfMemory(flags.rss_limit_mb), forked && flags.ignore_ooms),
+            (
+                output::crashes_dir(&self.work),
+                Outcome::Crash(0),
+                forked && flags.ignore_crashes,
+            ),
+            (
+                output::hangs_dir(&self.work),
+                Outcome::Timeout,
+                forked && flags.ignore_timeouts,
+            ),
+            (
+                output::ooms_dir(&self.work),
+                Outcome::OutOfMemory(flags.rss_limit_mb),
+                forked && flags.ignore_ooms,
+            ),
         ];
         for (dir, outcome, go_on) in kinds {
             for file in output::visible_entries(&dir) {

@@ -94,7 +94,8 @@ impl Flags {
 
     /// Reads an input, cut to `-max_len` as libFuzzer does.
     fn read_input(&self, path: &Path) -> Result<Vec<u8>, String> {
-        let mut bytes = fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let mut bytes =
+            fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         if let Some(max_len) = self.max_len {
             bytes.truncate(max_len as usize);
         }
@@ -108,10 +109,7 @@ fn report(outcome: Outcome, flags: &Flags) -> (&'static str, i32) {
     let (kind, error, summary, code) = match outcome {
         Outcome::Timeout => (
             "timeout",
-            format!(
-                "timeout after {} seconds",
-                flags.limits().timeout.as_secs()
-            ),
+            format!("timeout after {} seconds", flags.limits().timeout.as_secs()),
             "timeout",
             flags.timeout_exitcode,
         ),
@@ -207,15 +205,28 @@ fn minimize_crash(flags: &Flags) -> Result<i32, String> {
     harness::initialize();
     harness::set_malloc_limit(flags.malloc_limit_mb.unwrap_or(flags.rss_limit_mb));
     let limits = flags.limits();
-    let expected = crash::outcome_of(&bytes, limits)?;
+    let mut budget = Budget::new(flags.max_total_time, flags.runs);
+    let expected = crash::outcome_of(
+        &bytes,
+        Limits {
+            timeout: budget.cap(limits.timeout),
+            ..limits
+        },
+    )?;
     if !expected.is_failure() {
         eprintln!("ERROR: the input {} did not crash", input.display());
         return Ok(1);
     }
-    let mut budget = Budget::new(flags.max_total_time, flags.runs);
     let (what, result) = if flags.cleanse_crash {
-        eprintln!("CLEANSE_CRASH: cleansing {} ({} bytes)", input.display(), bytes.len());
-        ("cleansed", crash::cleanse(&bytes, expected, limits, &mut budget)?)
+        eprintln!(
+            "CLEANSE_CRASH: cleansing {} ({} bytes)",
+            input.display(),
+            bytes.len()
+        );
+        (
+            "cleansed",
+            crash::cleanse(&bytes, expected, limits, &mut budget)?,
+        )
     } else {
         eprintln!(
             "CRASH_MIN: minimizing crash input: '{}' ({} bytes)",

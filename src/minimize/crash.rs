@@ -37,6 +37,10 @@ pub fn shrink(
                 }
                 let end = (at + chunk).min(best.len());
                 let candidate = [&best[..at], &best[end..]].concat();
+                let limits = Limits {
+                    timeout: budget.cap(limits.timeout),
+                    ..limits
+                };
                 if fails_like(&candidate, expected, limits)? {
                     best = candidate;
                     progress(&best);
@@ -74,6 +78,10 @@ pub fn cleanse(
             }
             let mut candidate = best.clone();
             candidate[at] = neutral;
+            let limits = Limits {
+                timeout: budget.cap(limits.timeout),
+                ..limits
+            };
             if fails_like(&candidate, expected, limits)? {
                 best = candidate;
                 break;

@@ -112,6 +112,16 @@ impl Budget {
         }
     }
 
+    /// A run's timeout, cut to the time the budget has left (a hang must not outlast it).
+    pub fn cap(&self, timeout: Duration) -> Duration {
+        self.deadline.map_or(timeout, |d| {
+            timeout.min(
+                d.saturating_duration_since(Instant::now())
+                    .max(Duration::from_millis(1)),
+            )
+        })
+    }
+
     /// Takes one execution from the budget; false when none is left.
     pub fn take_run(&mut self) -> bool {
         if self.deadline.is_some_and(|d| Instant::now() >= d) {

@@ -253,8 +253,8 @@ impl Drop for CampaignMonitor {
             self.count_solutions(&mut snap);
             self.report_new_events(&snap);
             if !self.quiet {
-            println!("{}", snap.status_line());
-        }
+                println!("{}", snap.status_line());
+            }
             self.write_stats(&snap);
         }
     }

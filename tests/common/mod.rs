@@ -211,15 +211,21 @@ pub fn stat(stats: &HashMap<String, String>, key: &str) -> u64 {
 
 /// Runs a command to completion; one that does not end within a minute fails the test.
 pub fn run(binary: &Path, args: &[&str]) -> Output {
-    let mut child = Command::new(binary)
-        .args(args)
+    let mut command = Command::new(binary);
+    command.args(args);
+    run_limited(command, Duration::from_secs(60))
+}
+
+/// Runs `command` to completion in its own process group; killed (and the test failed) if it
+/// does not end within `limit`.
+pub fn run_limited(mut command: Command, limit: Duration) -> Output {
+    let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .spawn()
         .unwrap();
-    let limit = Duration::from_secs(60);
     let start = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if start.elapsed() > limit {
@@ -227,7 +233,7 @@ pub fn run(binary: &Path, args: &[&str]) -> Output {
                 libc::kill(-(child.id() as i32), libc::SIGKILL);
             }
             let _ = child.wait();
-            panic!("{} {args:?} did not end within {limit:?}", binary.display());
+            panic!("{command:?} did not end within {limit:?}");
         }
         sleep(Duration::from_millis(20));
     }

@@ -1,0 +1,337 @@
+//! libFuzzer's contract, side by side with a `clang-19 -fsanitize=fuzzer` build of the same
+//! harness: ClusterFuzz's own engine library (PyPI `clusterfuzz`) drives both through its five
+//! steps; the command lines bots use give the same exit codes and lines; an OSS-Fuzz-style
+//! `build.sh` with our compilers builds a working fuzzer; `minimize` and `minimize-corpus`.
+
+mod common;
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+    process::{Command, Output},
+    time::Duration,
+};
+
+use common::{fuzzer, root, run, run_limited, TempDir};
+
+/// The crashme harness built with libFuzzer itself, the control.
+fn libfuzzer_build(dir: &Path) -> PathBuf {
+    let binary = dir.join("crashme-libfuzzer");
+    let status = Command::new("clang-19")
+        .args(["-g", "-fsanitize=fuzzer,address"])
+        .arg(root().join("harnesses/crashme/crashme.c"))
+        .arg("-o")
+        .arg(&binary)
+        .status()
+        .unwrap();
+    assert!(status.success(), "clang-19 -fsanitize=fuzzer failed");
+    binary
+}
+
+fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn drive_with_clusterfuzz(target: &Path, work: &Path) -> String {
+    let python = root().join("target/clusterfuzz-venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is missing: `cargo make test` sets it up (scripts/clusterfuzz-venv.sh)",
+        python.display()
+    );
+    let mut command = Command::new(python);
+    command
+        .arg(root().join("tests/clusterfuzz/drive.py"))
+        .arg(target)
+        .arg(work)
+        .arg(root().join("corpus/crashme"));
+    let out = run_limited(command, Duration::from_secs(600));
+    let log = text(&out);
+    assert!(out.status.success(), "{}: {log}", target.display());
+    log
+}
+
+#[test]
+fn clusterfuzz_engine_runs_all_five_steps_on_ours_and_on_libfuzzer() {
+    let tmp = TempDir::new("clusterfuzz");
+    let control = libfuzzer_build(tmp.path());
+    for target in [fuzzer("crashme"), control] {
+        let log = drive_with_clusterfuzz(&target, &tmp.path().join("work"));
+        for step in [
+            "prepare",
+            "fuzz",
+            "reproduce",
+            "minimize_testcase",
+            "minimize_corpus",
+        ] {
+            assert!(log.contains(&format!("PASS {step}\n")), "{step}: {log}");
+        }
+    }
+}
+
+#[test]
+fn bot_command_lines_behave_as_libfuzzer() {
+    let tmp = TempDir::new("lf-contract");
+    let control = libfuzzer_build(tmp.path());
+    let seeds = tmp.seeds(&[("crash", "CRASH"), ("hang", "HANG"), ("fine", "fine")]);
+    let file = |name: &str| seeds.join(name).display().to_string();
+    let corpus = tmp.path().join("corpus");
+    fs::create_dir_all(&corpus).unwrap();
+    fs::write(corpus.join("x"), "xxxx").unwrap();
+    let corpus = corpus.display().to_string();
+    let cases: Vec<(Vec<String>, i32, &str)> = vec![
+        (vec![file("crash")], 77, "ERROR: libFuzzer: deadly signal"),
+        (
+            vec!["-error_exitcode=5".into(), file("crash")],
+            5,
+            "SUMMARY: libFuzzer: deadly signal",
+        ),
+        (
+            vec!["-timeout=1".into(), file("hang")],
+            70,
+            "ERROR: libFuzzer: timeout after 1 seconds",
+        ),
+        (vec!["-runs=3".into(), file("fine")], 0, "Executed"),
+        (vec!["-runs=500".into(), corpus.clone()], 0, "Done"),
+        (vec!["-help=1".into()], 0, "merge_control_file"),
+        (
+            vec!["-nope=1".into(), file("fine")],
+            0,
+            "WARNING: unrecognized flag '-nope=1'",
+        ),
+        (
+            vec![tmp.path().join("missing").display().to_string()],
+            1,
+            "does not exist",
+        ),
+    ];
+    for binary in [fuzzer("crashme"), control] {
+        for (args, code, line) in &cases {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            let out = run(&binary, &args);
+            let log = text(&out);
+            assert_eq!(
+                out.status.code(),
+                Some(*code),
+                "{} {args:?}: {log}",
+                binary.display()
+            );
+            assert!(
+                log.contains(line),
+                "{} {args:?}: no '{line}' in {log}",
+                binary.display()
+            );
+        }
+    }
+}
+
+#[test]
+fn fuzzing_the_libfuzzer_way_writes_the_artifact_and_new_inputs() {
+    let tmp = TempDir::new("lf-fuzz");
+    let corpus = tmp.seeds(&[("seed", "xxxx")]);
+    let artifacts = tmp.path().join("artifacts");
+    fs::create_dir_all(&artifacts).unwrap();
+    let prefix = format!("-artifact_prefix={}/", artifacts.display());
+    // crashme has a planted hang too: `-fork=1` goes on after a timeout (libFuzzer's
+    // `-ignore_timeouts=1` there) and stops at the first crash.
+    let out = run(
+        &fuzzer("crashme"),
+        &[
+            "-max_total_time=50",
+            "-timeout=1",
+            "-fork=1",
+            "-seed=7",
+            "-print_final_stats=1",
+            &prefix,
+            corpus.to_str().unwrap(),
+        ],
+    );
+    let log = text(&out);
+    assert_eq!(out.status.code(), Some(77), "{log}");
+    let written = log
+        .lines()
+        .find_map(|l| {
+            l.split_once("Test unit written to ")
+                .map(|(_, p)| PathBuf::from(p))
+        })
+        .unwrap_or_else(|| panic!("no artifact line: {log}"));
+    assert!(written.starts_with(&artifacts), "{log}");
+    let name = written.file_name().unwrap().to_str().unwrap().to_string();
+    assert!(
+        name.starts_with("crash-") && name.len() == "crash-".len() + 40,
+        "{name}"
+    );
+    for needle in [
+        "INITED cov:",
+        "stat::number_of_executed_units:",
+        "stat::peak_rss_mb:",
+    ] {
+        assert!(log.contains(needle), "no '{needle}': {log}");
+    }
+    // The artifact reproduces the libFuzzer way, and new inputs went into the corpus.
+    let again = run(&fuzzer("crashme"), &[written.to_str().unwrap()]);
+    assert_eq!(again.status.code(), Some(77), "{}", text(&again));
+    assert!(
+        fs::read_dir(&corpus).unwrap().count() > 1,
+        "no new inputs in the corpus"
+    );
+}
+
+#[test]
+fn oss_fuzz_style_build_script_makes_our_fuzzer() {
+    let tmp = TempDir::new("oss-build");
+    let (src, work, out) = (
+        tmp.path().join("src"),
+        tmp.path().join("work"),
+        tmp.path().join("out"),
+    );
+    for dir in [&src, &work, &out] {
+        fs::create_dir_all(dir).unwrap();
+    }
+    fs::copy(
+        root().join("harnesses/crashme/crashme.c"),
+        src.join("crashme.c"),
+    )
+    .unwrap();
+    fs::write(
+        src.join("lib.c"),
+        "int lib_is_upper(int c) { return c >= 'A' && c <= 'Z'; }\n",
+    )
+    .unwrap();
+    // As a project's build.sh is written for OSS-Fuzz: a library archive, a harness object,
+    // the link with $LIB_FUZZING_ENGINE; the variables as the README gives them.
+    let script = "set -eu\n\
+        $CC $CFLAGS -c $SRC/lib.c -o $WORK/lib.o\n\
+        ar rcs $WORK/libdemo.a $WORK/lib.o\n\
+        $CC $CFLAGS -c $SRC/crashme.c -o $WORK/crashme.o\n\
+        $CXX $CXXFLAGS $WORK/crashme.o $WORK/libdemo.a $LIB_FUZZING_ENGINE -o $OUT/crashme_fuzzer\n";
+    let flags = "-O1 -fno-omit-frame-pointer -gline-tables-only -fsanitize=address \
+                 -fsanitize-address-use-after-scope -fsanitize=fuzzer-no-link";
+    let mut build = Command::new("bash");
+    build
+        .args(["-c", script])
+        .env("SRC", &src)
+        .env("WORK", &work)
+        .env("OUT", &out)
+        .env("CC", root().join("target/release/libafl_cc"))
+        .env("CXX", root().join("target/release/libafl_cxx"))
+        .env("CFLAGS", flags)
+        .env("CXXFLAGS", flags)
+        .env("LIB_FUZZING_ENGINE", "-fsanitize=fuzzer");
+    let built = run_limited(build, Duration::from_secs(300));
+    assert!(built.status.success(), "build.sh failed: {}", text(&built));
+    let binary = out.join("crashme_fuzzer");
+    let crash = tmp.seeds(&[("crash", "CRASH")]).join("crash");
+    let reproduced = run(&binary, &[crash.to_str().unwrap()]);
+    assert_eq!(reproduced.status.code(), Some(77), "{}", text(&reproduced));
+    let corpus = tmp.seeds(&[("seed", "xxxx")]);
+    let prefix = format!("-artifact_prefix={}/", work.display());
+    let fuzzed = run(
+        &binary,
+        &[
+            "-max_total_time=50",
+            "-timeout=1",
+            "-fork=1",
+            &prefix,
+            corpus.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(fuzzed.status.code(), Some(77), "{}", text(&fuzzed));
+}
+
+#[test]
+fn minimize_shrinks_a_crash_and_minimize_corpus_keeps_its_coverage() {
+    let tmp = TempDir::new("minimize");
+    let seeds = tmp.seeds(&[
+        ("crash", "zzCRASzzzzzzzzzzzzzzzzzzzzz"),
+        ("boom", "BOOMBOOMBOOM"),
+    ]);
+    let small = tmp.path().join("small");
+    let out = run(
+        &fuzzer("crashme"),
+        &[
+            "minimize",
+            seeds.join("boom").to_str().unwrap(),
+            "-o",
+            small.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(fs::read(&small).unwrap(), b"BOOM");
+    let replay = run(&fuzzer("crashme"), &["replay", small.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&replay.stdout).contains("CRASH (signal 11"));
+    let fine = run(
+        &fuzzer("crashme"),
+        &["minimize", seeds.join("crash").to_str().unwrap(), "-o", "x"],
+    );
+    assert!(
+        !fine.status.success(),
+        "an input that does not crash is an error"
+    );
+
+    // A corpus with redundant inputs: minimized, then minimized again, the edges stay.
+    let corpus = tmp.path().join("corpus");
+    fs::create_dir_all(&corpus).unwrap();
+    let redundant = [
+        ("a", "CRAx"),
+        ("b", "CRAy"),
+        ("c", "Cxxx"),
+        ("d", "HANx"),
+        ("e", "BOxx"),
+    ];
+    for (name, bytes) in redundant {
+        fs::write(corpus.join(name), bytes).unwrap();
+    }
+    let edges = |out: &Output| {
+        let log = text(out);
+        let n = log
+            .split(" edges")
+            .next()
+            .and_then(|s| s.rsplit(' ').next())
+            .and_then(|n| n.parse::<u64>().ok());
+        n.unwrap_or_else(|| panic!("no edge count: {log}"))
+    };
+    let (first, second) = (tmp.path().join("m1"), tmp.path().join("m2"));
+    let once = run(
+        &fuzzer("crashme"),
+        &[
+            "minimize-corpus",
+            "-i",
+            corpus.to_str().unwrap(),
+            "-o",
+            first.to_str().unwrap(),
+        ],
+    );
+    let twice = run(
+        &fuzzer("crashme"),
+        &[
+            "minimize-corpus",
+            "-i",
+            first.to_str().unwrap(),
+            "-o",
+            second.to_str().unwrap(),
+        ],
+    );
+    assert!(
+        once.status.success() && twice.status.success(),
+        "{}",
+        text(&once)
+    );
+    let kept = fs::read_dir(&first)
+        .unwrap()
+        .filter(|e| {
+            !e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with('.')
+        })
+        .count();
+    assert!((3..5).contains(&kept), "kept {kept}: {}", text(&once));
+    assert_eq!(edges(&once), edges(&twice));
+    assert!(edges(&once) > 3);
+}
