@@ -6,13 +6,14 @@
 //! targets (`--mode forkserver` / `persistent`).
 //!
 //! Modules in layers, each using only those below it:
-//! - the command line and what it runs: `options` (clap types), `campaign` (the launcher),
-//!   `prepare` (checks before start), `replay`;
+//! - the command line and what it runs: `options` (clap types), `libfuzzer` (libFuzzer's
+//!   command line), `campaign` (the launcher), `prepare` (checks before start), `replay`,
+//!   `minimize`;
 //! - the broker and the monitor: `broker`, `monitor`;
 //! - one client: `client` (the wiring shared by all modes), `modes` (one `ExecutionMode`
 //!   each), `engine` (stages and the fuzzing loop), `cmplog`, `solutions`;
 //! - the concrete LibAFL types: `types`;
-//! - the platform: `harness` (the linked target), `shmem`, `supervisor`, `output`,
+//! - the platform: `harness` (the linked target), `isolated` (one input in a forked child), `shmem`, `supervisor`, `output`,
 //!   `reproduce`, `errors`.
 
 mod broker;
@@ -49,11 +50,13 @@ use options::{Cli, Command};
 #[global_allocator]
 static GLOBAL: MiMalloc = MiMalloc;
 
-/// Runs the command line; returns the exit code.
+/// Runs the command line (ours, or libFuzzer's: see `libfuzzer/`); returns the exit code.
 pub fn run_command_line() -> i32 {
     let args: Vec<String> = std::env::args().collect();
-    if libfuzzer::is_libfuzzer_call(&args[1..]) {
-        return libfuzzer::run(&args[0], &args[1..]);
+    if let Some((program, rest)) = args.split_first() {
+        if libfuzzer::is_libfuzzer_call(rest) {
+            return libfuzzer::run(program, rest);
+        }
     }
     let cli = match Cli::from_args() {
         Ok(cli) => cli,
