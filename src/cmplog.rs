@@ -21,6 +21,7 @@ use libafl_bolts::{shmem::ShMemProvider, tuples::tuple_list, ToSlice};
 use libafl_targets::{cmps::CmpLogMap, CmpLogObserver, CMPLOG_MAP_PTR};
 
 use crate::{
+    only_ascii::OnlyAscii,
     shmem::SelfCleaningShMemProvider,
     types::{ClientFuzzer, Mgr, Observers, SharedMemory, State},
 };
@@ -50,13 +51,16 @@ pub fn shared_observer() -> Result<(CmpLogObserver, SharedMemory), Error> {
 }
 
 /// Input-to-state replacement: puts the compared-against values into the input.
-pub fn i2s_stage<E>() -> impl Stage<E, Mgr, State, ClientFuzzer> + Restartable<State>
+pub fn i2s_stage<E>(
+    only_ascii: bool,
+) -> impl Stage<E, Mgr, State, ClientFuzzer> + Restartable<State>
 where
     E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
 {
-    StdMutationalStage::new(HavocScheduledMutator::new(tuple_list!(
-        I2SRandReplace::new()
-    )))
+    StdMutationalStage::new(OnlyAscii::new(
+        HavocScheduledMutator::new(tuple_list!(I2SRandReplace::new())),
+        only_ascii,
+    ))
 }
 
 /// The operands of a logged comparison that did not come from the input: the values the

@@ -22,6 +22,7 @@ use libafl_bolts::tuples::{tuple_list, Merge};
 
 use crate::{
     cmplog,
+    only_ascii::OnlyAscii,
     options::FuzzOptions,
     output::collect_files,
     saved_state, solutions,
@@ -66,13 +67,16 @@ pub fn add_tokens(state: &mut State, tokens: &Tokens) {
     }
 }
 
-/// Havoc and dictionary tokens, scheduled by power.
-pub fn havoc_stage<E>() -> impl Stage<E, Mgr, State, ClientFuzzer> + Restartable<State>
+/// Havoc and dictionary tokens, scheduled by power; `only_ascii`: see [`OnlyAscii`].
+pub fn havoc_stage<E>(
+    only_ascii: bool,
+) -> impl Stage<E, Mgr, State, ClientFuzzer> + Restartable<State>
 where
     E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
 {
-    StdPowerMutationalStage::new(HavocScheduledMutator::new(
-        havoc_mutations().merge(tokens_mutations()),
+    StdPowerMutationalStage::new(OnlyAscii::new(
+        HavocScheduledMutator::new(havoc_mutations().merge(tokens_mutations())),
+        only_ascii,
     ))
 }
 
@@ -87,6 +91,7 @@ const COMPARISON_SOLVING_EVERY: usize = 4;
 pub fn with_comparison_solving<E, TE>(
     calibration: Calibration,
     tracer: TE,
+    only_ascii: bool,
 ) -> impl StagesTuple<E, Mgr, State, ClientFuzzer>
 where
     E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
@@ -98,13 +103,13 @@ where
     };
     let comparison_solving = tuple_list!(
         TracingStage::new(tracer),
-        cmplog::i2s_stage(),
+        cmplog::i2s_stage(only_ascii),
         cmplog::LearnTokensStage
     );
     tuple_list!(
         calibration,
         IfStage::new(due, comparison_solving),
-        havoc_stage()
+        havoc_stage(only_ascii)
     )
 }
 

@@ -30,6 +30,7 @@ mod memory;
 mod minimize;
 mod modes;
 mod monitor;
+mod only_ascii;
 mod options;
 pub mod output;
 mod prepare;

@@ -335,3 +335,35 @@ fn minimize_shrinks_a_crash_and_minimize_corpus_keeps_its_coverage() {
     assert_eq!(edges(&once), edges(&twice));
     assert!(edges(&once) > 3);
 }
+
+#[test]
+fn only_ascii_keeps_every_new_input_ascii() {
+    let is_ascii = |bytes: &[u8]| {
+        bytes
+            .iter()
+            .all(|&b| (0x20..0x7f).contains(&b) || b"\t\n\x0b\x0c\r".contains(&b))
+    };
+    for only_ascii in [false, true] {
+        let tmp = TempDir::new("only-ascii");
+        let corpus = tmp.seeds(&[("seed", "hello")]);
+        let flag = format!("-only_ascii={}", u8::from(only_ascii));
+        let args = [
+            flag.as_str(),
+            "-runs=30000",
+            "-close_fd_mask=3",
+            corpus.to_str().unwrap(),
+        ];
+        let out = run(&fuzzer("libpng"), &args);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        let inputs: Vec<Vec<u8>> = fs::read_dir(&corpus)
+            .unwrap()
+            .map(|e| fs::read(e.unwrap().path()).unwrap())
+            .collect();
+        // Without the flag, libpng's signature check is passed with a non-ASCII byte at once.
+        assert_eq!(
+            inputs.iter().all(|i| is_ascii(i)),
+            only_ascii,
+            "{only_ascii}"
+        );
+    }
+}

@@ -24,6 +24,7 @@ pub struct Flags {
     pub fork: u64,
     pub close_fd_mask: u64,
     pub print_final_stats: bool,
+    pub only_ascii: bool,
     pub error_exitcode: i32,
     pub timeout_exitcode: i32,
     pub minimize_crash: bool,
@@ -58,6 +59,7 @@ impl Default for Flags {
             fork: 0,
             close_fd_mask: 0,
             print_final_stats: false,
+            only_ascii: false,
             error_exitcode: 77,
             timeout_exitcode: 70,
             minimize_crash: false,
@@ -129,7 +131,7 @@ const NO_EFFECT: &[&str] = &[
 ];
 
 /// Flags whose behaviour this engine does not have: accepted with a note saying so.
-const NOT_SUPPORTED: &[&str] = &["use_value_profile", "only_ascii"];
+const NOT_SUPPORTED: &[&str] = &["use_value_profile"];
 
 fn number<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, String> {
     value
@@ -180,6 +182,7 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             "fork" => flags.fork = number(name, value)?,
             "close_fd_mask" => flags.close_fd_mask = number(name, value)?,
             "print_final_stats" => flags.print_final_stats = flag(name, value)?,
+            "only_ascii" => flags.only_ascii = flag(name, value)?,
             "error_exitcode" => flags.error_exitcode = number(name, value)?,
             "timeout_exitcode" => flags.timeout_exitcode = number(name, value)?,
             "minimize_crash" => flags.minimize_crash = flag(name, value)?,
@@ -249,7 +252,7 @@ Flags: (strictly in form -flag=value)
                             inputs that add coverage.
  merge_control_file   0     Control file of the merge, to resume it when killed.
  use_value_profile    0     Not supported; ignored.
- only_ascii           0     Not supported; ignored.
+ only_ascii           0     If 1, generate only ASCII (printable and whitespace) inputs.
  help                 0     Print this help.
 ";
 
@@ -290,7 +293,7 @@ mod tests {
             "-timeout=0",
             "-foo=1",
             "-bar",
-            "-only_ascii=1",
+            "-use_value_profile=1",
         ]))
         .unwrap();
         assert_eq!((flags.runs, flags.timeout), (None, None));

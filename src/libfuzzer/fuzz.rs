@@ -117,6 +117,9 @@ fn native_command_line(flags: &Flags, work: &Path) -> Vec<String> {
     }
     let cores = cores_for(flags);
     args.extend(["--cores".into(), format!("0-{}", cores - 1)]);
+    if flags.only_ascii {
+        args.push("--only-ascii".into());
+    }
     if flags.close_fd_mask & 1 == 0 {
         args.push("--show-output".into());
     }

@@ -106,7 +106,7 @@ pub fn fuzz_in_process(
         mgr,
         timeout,
     )?;
-    let mut stages = engine::with_comparison_solving(calibration, tracer);
+    let mut stages = engine::with_comparison_solving(calibration, tracer, config.opts.only_ascii);
     engine::fuzz(
         &mut executor,
         &mut stages,

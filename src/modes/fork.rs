@@ -68,7 +68,8 @@ impl ExecutionMode for Fork {
             forking(tuple_list!(cmplog_observer), fuzzer, state, mgr, timeout)?,
             oom.raised(),
         );
-        let mut stages = engine::with_comparison_solving(calibration, tracer);
+        let mut stages =
+            engine::with_comparison_solving(calibration, tracer, config.opts.only_ascii);
         engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None)
     }
 }

@@ -78,6 +78,9 @@ pub struct FuzzOptions {
     /// The longest input the mutators make, in bytes; longer seeds are cut to it.
     #[arg(long, value_name = "BYTES", default_value_t = libafl::state::DEFAULT_MAX_SIZE, value_parser = clap::value_parser!(usize))]
     pub max_len: usize,
+    /// Make every mutated input printable ASCII or whitespace (as libFuzzer's -only_ascii=1).
+    #[arg(long)]
+    pub only_ascii: bool,
     /// No status lines and no finding notices, only errors (for callers that report
     /// themselves).
     #[arg(long)]

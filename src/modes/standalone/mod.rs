@@ -85,12 +85,13 @@ impl ExecutionMode for Standalone {
         let mut executor = OomAware::new(executor, oom);
         engine::add_tokens(state, &autotokens);
         if !probe::logs_comparisons(&config.opts.target[0]) {
-            let mut stages = tuple_list!(calibration, engine::havoc_stage());
+            let mut stages = tuple_list!(calibration, engine::havoc_stage(config.opts.only_ascii));
             return engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None);
         }
         let (cmplog_observer, _cmplog_map, cmplog_id) = cmplog_map()?;
         let tracer = OomAware::new(tracer(config, cmplog_observer, &cmplog_id)?, oom);
-        let mut stages = engine::with_comparison_solving(calibration, tracer);
+        let mut stages =
+            engine::with_comparison_solving(calibration, tracer, config.opts.only_ascii);
         engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None)
     }
 }
