@@ -4,7 +4,7 @@
 //! comparison logging on, `I2SRandReplace` puts the compared-against values into the input,
 //! and the values that cannot come from the input become dictionary tokens.
 
-use std::{borrow::Cow, mem::size_of};
+use std::{borrow::Cow, collections::HashMap, mem::size_of};
 
 use libafl::{
     events::{Event, EventFirer, EventWithStats},
@@ -63,12 +63,41 @@ where
     ))
 }
 
+/// Which byte strings occur in one input: a SIMD substring search per distinct string,
+/// remembered, since a trace logs the same operands over and over. (Scanning the whole input
+/// window by window for every logged comparison took most of a comparison-heavy target's
+/// time: on a font-shaping harness with 22 KB inputs, 0.1x the speed of the build without
+/// comparison logging.)
+struct InputSearch<'a> {
+    input: &'a [u8],
+    known: HashMap<Vec<u8>, bool>,
+}
+
+impl<'a> InputSearch<'a> {
+    fn new(input: &'a [u8]) -> Self {
+        Self {
+            input,
+            known: HashMap::new(),
+        }
+    }
+
+    fn contains(&mut self, bytes: &[u8]) -> bool {
+        if bytes.is_empty() {
+            return false;
+        }
+        if let Some(&found) = self.known.get(bytes) {
+            return found;
+        }
+        let found = memchr::memmem::find(self.input, bytes).is_some();
+        self.known.insert(bytes.to_vec(), found);
+        found
+    }
+}
+
 /// The operands of a logged comparison that did not come from the input: the values the
 /// target compares input against, worth keeping as dictionary tokens.
-fn tokens_of(cmp: &CmpValues, input: &[u8]) -> Vec<Vec<u8>> {
-    let in_input =
-        |bytes: &[u8]| !bytes.is_empty() && input.windows(bytes.len()).any(|w| w == bytes);
-    let pick = |a: Vec<u8>, b: Vec<u8>| match (in_input(&a), in_input(&b)) {
+fn tokens_of(cmp: &CmpValues, input: &mut InputSearch<'_>) -> Vec<Vec<u8>> {
+    let mut pick = |a: Vec<u8>, b: Vec<u8>| match (input.contains(&a), input.contains(&b)) {
         (true, false) => vec![b],
         (false, true) => vec![a],
         _ => vec![],
@@ -114,11 +143,12 @@ where
     ) -> Result<(), Error> {
         let input = state.current_input_cloned()?;
         let input = input.target_bytes();
+        let mut search = InputSearch::new(&input);
         let found: Vec<Vec<u8>> = match state.metadata_map().get::<CmpValuesMetadata>() {
             Some(cmps) => cmps
                 .list
                 .iter()
-                .flat_map(|c| tokens_of(c, &input))
+                .flat_map(|c| tokens_of(c, &mut search))
                 .collect(),
             None => return Ok(()),
         };
@@ -186,7 +216,8 @@ mod tests {
 
     #[test]
     fn constants_become_tokens_and_input_bytes_do_not() {
-        let input = b"hello WORLD";
+        let mut input = InputSearch::new(b"hello WORLD");
+        let input = &mut input;
         let cmp = CmpValues::Bytes((bytes(b"WORLD"), bytes(b"MAGIC")));
         assert_eq!(tokens_of(&cmp, input), vec![b"MAGIC".to_vec()]);
         let cmp = CmpValues::U32((0xdead_beef, 0x4c52_4f57, true));
