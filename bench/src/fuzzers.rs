@@ -103,6 +103,12 @@ impl Fuzzer {
 /// The libpng table, in the order of `--list`, of the runs and of the summary.
 pub const LIBPNG: &[Fuzzer] = &[
     Fuzzer::ours("ours-direct", Mode::Direct, Bin::Ours("libpng")),
+    // The yardstick of what comparison logging costs (the speed goals at the top).
+    Fuzzer::ours(
+        "ours-direct-nocmplog",
+        Mode::Direct,
+        Bin::Ours("libpng-nocmplog"),
+    ),
     Fuzzer::ours("ours-reset", Mode::Reset, Bin::Ours("libpng")),
     Fuzzer::ours("ours-fork", Mode::Fork, Bin::Ours("libpng")),
     Fuzzer::ours(

@@ -11,6 +11,7 @@ mod extras;
 mod flavor;
 mod fuzzer_output;
 mod fuzzers;
+mod goals;
 mod mode;
 mod parse;
 mod paths;

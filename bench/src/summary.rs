@@ -3,21 +3,21 @@
 
 use std::fmt::Write as _;
 
-use crate::{parse::median, report::Run};
+use crate::{goals::goals, parse::median, report::Run};
 
 /// Median over trials of one fuzzer's runs on one workload.
 #[derive(Debug, Clone)]
-struct Row {
-    fuzzer: String,
+pub struct Row {
+    pub fuzzer: String,
     ours: bool,
-    execs_per_sec: f64,
+    pub execs_per_sec: f64,
     execs_per_cpu_sec: f64,
     branches: Option<f64>,
     lines: Option<f64>,
     corpus: f64,
 }
 
-fn rows(runs: &[Run], workload: &str) -> Vec<Row> {
+pub fn rows(runs: &[Run], workload: &str) -> Vec<Row> {
     let mut names: Vec<&str> = Vec::new();
     for r in runs.iter().filter(|r| r.workload == workload) {
         if !names.contains(&r.fuzzer.as_str()) {
@@ -64,6 +64,7 @@ pub fn summary(runs: &[Run], secs: u64, trials: usize) -> String {
     let mut out = format!(
         "# Fuzzer benchmark: libpng, {secs} s per run, {trials} trial(s), one pinned core each\n\n"
     );
+    out.push_str(&goals(runs));
     let main = rows(runs, "libpng");
     if !main.is_empty() {
         let best_speed = main

@@ -63,11 +63,30 @@ const C_HARNESSES: &[CHarness] = &[
     c("stateful", "stateful-noreset", STATEFUL, &["-DNO_RESET"]),
 ];
 
-/// The libpng fuzzers, each with its wrapper flag: the same objects make the in-process
-/// fuzzer and the standalone target.
-const LIBPNG_FUZZERS: &[(&str, Option<&str>)] = &[
-    ("libpng", None),
-    ("libpng-standalone", Some("--standalone")),
+/// libpng compiled one way (in `target/harness-build/DIR`, with the wrapper's `flags`) and
+/// the fuzzers linked from those objects, each with its own link flag.
+struct LibpngBuild {
+    dir: &'static str,
+    flags: &'static [&'static str],
+    fuzzers: &'static [(&'static str, Option<&'static str>)],
+}
+
+/// The in-process fuzzer and the standalone target share objects; the build without
+/// comparison logging is the bench's yardstick for what comparison logging costs.
+const LIBPNG_BUILDS: &[LibpngBuild] = &[
+    LibpngBuild {
+        dir: "libpng",
+        flags: &[],
+        fuzzers: &[
+            ("libpng", None),
+            ("libpng-standalone", Some("--standalone")),
+        ],
+    },
+    LibpngBuild {
+        dir: "libpng-nocmplog",
+        flags: &["--no-cmplog"],
+        fuzzers: &[("libpng-nocmplog", None)],
+    },
 ];
 
 struct Paths {
@@ -114,7 +133,9 @@ fn run() -> Result<(), String> {
         build_c(&paths, h)?;
     }
     if want("libpng") {
-        build_libpng(&paths)?;
+        for build in LIBPNG_BUILDS {
+            build_libpng(&paths, build)?;
+        }
     }
     Ok(())
 }
@@ -155,9 +176,9 @@ fn build_c(p: &Paths, h: &CHarness) -> Result<(), String> {
     )
 }
 
-fn build_libpng(p: &Paths) -> Result<(), String> {
+fn build_libpng(p: &Paths, how: &LibpngBuild) -> Result<(), String> {
     let src = libpng_src::source_path();
-    let build = p.build.join("libpng");
+    let build = p.build.join(how.dir);
     fs::create_dir_all(&build).map_err(|e| e.to_string())?;
     fs::copy(
         src.join("scripts/pnglibconf.h.prebuilt"),
@@ -185,6 +206,7 @@ fn build_libpng(p: &Paths) -> Result<(), String> {
                     part.iter().try_for_each(|(c, o)| {
                         run_cmd(
                             Command::new(&cc)
+                                .args(how.flags)
                                 .args(["-O2", "-g", "-c"])
                                 .arg("-I")
                                 .arg(&build)
@@ -214,11 +236,12 @@ fn build_libpng(p: &Paths) -> Result<(), String> {
         ),
     )?;
 
-    for &(name, extra) in LIBPNG_FUZZERS {
+    for &(name, extra) in how.fuzzers {
         let out = p.fuzzers.join(name);
         println!("building {}", out.display());
         run_cmd(
             Command::new(p.bin.join("libafl_cxx"))
+                .args(how.flags)
                 .args(extra)
                 .args(["-O2", "-g"])
                 .arg("-I")

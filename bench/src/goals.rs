@@ -1,0 +1,105 @@
+//! The speed goals of issue #12, at the top of the summary: each one of ours against its
+//! yardstick (a peer, or our own build without comparison logging), medians of execs/s.
+
+use std::fmt::Write as _;
+
+use crate::{report::Run, summary::rows};
+
+struct Goal {
+    what: &'static str,
+    workload: &'static str,
+    ours: &'static str,
+    yardstick: &'static str,
+    at_least: f64,
+}
+
+const GOALS: &[Goal] = &[
+    Goal {
+        what: "`persistent` vs AFL++ persistent (libpng)",
+        workload: "libpng",
+        ours: "ours-persistent",
+        yardstick: "aflpp-persistent",
+        at_least: 1.0,
+    },
+    Goal {
+        what: "`fork` vs AFL++ fork server (libpng)",
+        workload: "libpng",
+        ours: "ours-fork",
+        yardstick: "aflpp-forkserver",
+        at_least: 1.0,
+    },
+    Goal {
+        what: "engine on an empty harness: `direct` vs libFuzzer",
+        workload: "empty",
+        ours: "ours-direct",
+        yardstick: "libfuzzer",
+        at_least: 0.5,
+    },
+    Goal {
+        what: "comparison logging: default build vs `LAFUZZ_NO_CMPLOG=1` build (libpng, `direct`)",
+        workload: "libpng",
+        ours: "ours-direct",
+        yardstick: "ours-direct-nocmplog",
+        at_least: 0.8,
+    },
+];
+
+/// The goals table (Markdown); goals whose runs are missing are left out.
+pub fn goals(runs: &[Run]) -> String {
+    let mut out = String::from(
+        "## Speed goals (execs/s, medians)\n\n| goal | ours | yardstick | ratio | wanted | met |\n\
+         | --- | ---: | ---: | ---: | ---: | --- |\n",
+    );
+    let mut any = false;
+    for goal in GOALS {
+        let of = rows(runs, goal.workload);
+        let speed = |name: &str| {
+            of.iter()
+                .find(|r| r.fuzzer == name)
+                .map(|r| r.execs_per_sec)
+        };
+        let (Some(ours), Some(yardstick)) = (speed(goal.ours), speed(goal.yardstick)) else {
+            continue;
+        };
+        let ratio = if yardstick > 0.0 {
+            ours / yardstick
+        } else {
+            0.0
+        };
+        any = true;
+        let _ = writeln!(
+            out,
+            "| {} | {ours:.0} | {yardstick:.0} | {ratio:.2}x | >= {:.1}x | {} |",
+            goal.what,
+            goal.at_least,
+            if ratio >= goal.at_least { "yes" } else { "no" }
+        );
+    }
+    if any {
+        out.push('\n');
+        out
+    } else {
+        String::new()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::sample_run as run;
+
+    #[test]
+    fn ratios_against_the_yardstick() {
+        let runs = [
+            run("ours-direct", true, 90, 60),
+            run("ours-direct-nocmplog", true, 100, 60),
+        ];
+        let text = goals(&runs);
+        assert!(
+            text.contains("| 9 | 10 | 0.90x | >= 0.8x | yes |"),
+            "{text}"
+        );
+        assert!(!text.contains("persistent"), "{text}");
+        assert!(goals(&[]).is_empty());
+    }
+}
