@@ -164,14 +164,27 @@ impl Build {
             ),
         }
     }
+
+    /// Ours links our runtime: rebuilt whenever the runtime is newer (a stale one would
+    /// measure old code); the peers' builds never change.
+    fn is_current(&self, p: &Paths, out: &std::path::Path) -> bool {
+        let modified = |path: &std::path::Path| fs::metadata(path).and_then(|m| m.modified()).ok();
+        match self.recipe {
+            Recipe::Link { .. } => out.exists(),
+            Recipe::Ours(_) => match (modified(out), modified(&p.release.join("liblafuzz.a"))) {
+                (Some(built), Some(runtime)) => built >= runtime,
+                _ => false,
+            },
+        }
+    }
 }
 
-/// Builds each of `BUILDS` that is missing (those with AFL++ only if `with_afl`).
+/// Builds each of `BUILDS` that is missing or stale (those with AFL++ only if `with_afl`).
 pub fn build_all(p: &Paths, with_afl: bool) -> Result<(), String> {
     fs::create_dir_all(&p.build).map_err(|e| e.to_string())?;
     for b in BUILDS.iter().filter(|b| with_afl || !b.needs_afl()) {
         let out = p.bin(b.name);
-        if out.exists() {
+        if b.is_current(p, &out) {
             continue;
         }
         println!("bench: building {}", out.display());
