@@ -1,28 +1,21 @@
-//! `fork`: every input runs in a fresh child forked from the client (`InProcessForkExecutor`),
-//! so a crash, hang or leaked state never reaches the next input, and the client's own timer
-//! stops slow children. Setup (`LLVMFuzzerInitialize`) runs once, before the first fork.
+//! `fork`: every input runs in a fresh child, so a crash, hang or leaked state never reaches
+//! the next input. Setup (`LLVMFuzzerInitialize`) runs once in the client; the children are
+//! forked from a small template process the client forks once after it (`template.rs`).
 //!
 //! The 8-bit counters live in the target's memory, which a child does not share with its
 //! parent. `libafl_cc` links the counters into whole pages of their own; here those pages are
 //! remapped as shared memory before forking, so the parent sees every counter a child hits,
 //! crashing and hanging children included, and no other global is shared.
 
-use std::{
-    sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering},
-    time::Duration,
-};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
-use libafl::{
-    executors::{ExitKind, InProcessForkExecutor},
-    inputs::{BytesInput, HasTargetBytes},
-    observers::ObserversTuple,
-    Error,
-};
-use libafl_bolts::{shmem::ShMemProvider, tuples::tuple_list};
+use libafl::Error;
+use libafl_bolts::tuples::tuple_list;
 
 use super::{
-    direct::{self, HarnessFn},
+    direct,
     oom::OomAware,
+    template::{FromTemplate, Template},
     Coverage, ExecutionMode,
 };
 use crate::{
@@ -31,8 +24,7 @@ use crate::{
     harness, memory,
     options::FuzzOptions,
     runtime_abi,
-    shmem::{SelfCleaningShMemProvider, SharedPages},
-    types::{ClientFuzzer, Mgr, State},
+    shmem::SharedPages,
 };
 
 pub struct Fork;
@@ -56,29 +48,25 @@ impl ExecutionMode for Fork {
             config,
         } = client;
         harness::initialize();
-        let timeout = config.opts.timeout;
         let oom = OomFlag::new(config.opts.rss_limit_mb)?;
-        let mut executor = OomAware::new(
-            forking(observers, fuzzer, state, mgr, timeout)?,
-            oom.raised(),
-        );
-        // The comparison log too must be shared memory for the parent to read it.
+        // The comparison log too must be shared memory for the client to read it, mapped
+        // before the template is forked.
         let (cmplog_observer, _cmplog_map) = cmplog::shared_observer()?;
+        let template = Template::start(
+            config.opts.timeout,
+            config.opts.max_len,
+            OomFlag::watch_this_child,
+        )?;
+        let mut executor =
+            OomAware::new(FromTemplate::new(template.clone(), observers), oom.raised());
         let tracer = OomAware::new(
-            forking(tuple_list!(cmplog_observer), fuzzer, state, mgr, timeout)?,
+            FromTemplate::new(template, tuple_list!(cmplog_observer)),
             oom.raised(),
         );
         let mut stages =
             engine::with_comparison_solving(calibration, tracer, config.opts.only_ascii);
         engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None)
     }
-}
-
-/// Runs in the child forked for `input`.
-fn run(input: &BytesInput) -> ExitKind {
-    OomFlag::watch_this_child();
-    harness::run(&input.target_bytes());
-    ExitKind::Ok
 }
 
 /// The memory limit of fork mode's children: each child arms a CPU-time timer (one syscall;
@@ -198,36 +186,4 @@ fn share_with_children(counters: &mut [u8]) -> Result<(), Error> {
     }
     counters.copy_from_slice(&saved);
     Ok(())
-}
-
-type Forking<OT> = InProcessForkExecutor<
-    Mgr,
-    HarnessFn,
-    BytesInput,
-    OT,
-    State,
-    SelfCleaningShMemProvider,
-    ClientFuzzer,
->;
-
-/// A fork-per-input executor with `observers`; their maps must be shared memory.
-fn forking<OT>(
-    observers: OT,
-    fuzzer: &mut ClientFuzzer,
-    state: &mut State,
-    mgr: &mut Mgr,
-    timeout: Duration,
-) -> Result<Forking<OT>, Error>
-where
-    OT: ObserversTuple<BytesInput, State>,
-{
-    InProcessForkExecutor::new(
-        run as HarnessFn,
-        observers,
-        fuzzer,
-        state,
-        mgr,
-        timeout,
-        SelfCleaningShMemProvider::new()?,
-    )
 }

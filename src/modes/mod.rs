@@ -8,6 +8,7 @@ mod fork;
 mod oom;
 mod reset;
 mod standalone;
+mod template;
 
 use libafl::Error;
 

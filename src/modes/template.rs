@@ -1,0 +1,254 @@
+//! `fork` mode's executor: a fork server inside the client. Once, after the harness is set up
+//! and before the fuzzer's own state grows, the client forks a small template process; for
+//! every input the template forks a child that runs it and reports how it ended. Forking the
+//! client itself per input cost its whole page tables each time (and copy-on-write faults in
+//! the client after each fork): most of fork mode's time.
+//!
+//! Protocol, on two pipes: the client writes the input into shared memory and one request
+//! byte (whether comparison logging is on); the template answers the child's pid, then its
+//! wait status. Each child arms its own timer (SIGALRM's default action ends it: a timeout).
+//! Coverage reaches the client through the shared counter pages (see `fork.rs`).
+
+use std::{
+    io::{Error as IoError, Read, Write},
+    os::fd::{FromRawFd, OwnedFd},
+    rc::Rc,
+    time::Duration,
+};
+
+use libafl::{
+    executors::{Executor, ExitKind, HasObservers},
+    inputs::{BytesInput, HasTargetBytes},
+    state::HasExecutions,
+    Error,
+};
+use libafl_bolts::tuples::RefIndexable;
+
+use crate::{harness, shmem::SharedPages};
+
+unsafe extern "C" {
+    /// libafl_targets' switch for comparison logging (its observer sets it in the client).
+    static mut libafl_cmplog_enabled: u8;
+}
+
+/// The client's end of the template.
+pub struct Template {
+    requests: std::fs::File,
+    answers: std::fs::File,
+    /// 8 bytes of length, then the input.
+    input: SharedPages,
+    /// The longest input (`--max-len`).
+    room: usize,
+    timeout: Duration,
+}
+
+fn pipe() -> Result<(std::fs::File, std::fs::File), Error> {
+    let mut fds = [-1; 2];
+    // SAFETY: pipe2(2) fills the two descriptors, which we then own.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(Error::os_error(
+            IoError::last_os_error(),
+            "cannot make a pipe",
+        ));
+    }
+    // SAFETY: fresh descriptors owned by nobody else.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    Ok((read.into(), write.into()))
+}
+
+impl Template {
+    /// Forks the template. `before_each_child` runs in each child before its input (the
+    /// memory watch).
+    pub fn start(
+        timeout: Duration,
+        max_len: usize,
+        before_each_child: fn(),
+    ) -> Result<Rc<Self>, Error> {
+        let input = SharedPages::new(8 + max_len)
+            .map_err(|e| Error::os_error(e, "cannot share the input with fork mode's children"))?;
+        let (request_read, request_write) = pipe()?;
+        let (answer_read, answer_write) = pipe()?;
+        // SAFETY: fork(2) in the single-threaded client; the template only serves requests.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(Error::os_error(
+                IoError::last_os_error(),
+                "cannot fork the template",
+            ));
+        }
+        if pid == 0 {
+            drop((request_write, answer_read));
+            serve(
+                request_read,
+                answer_write,
+                &input,
+                timeout,
+                before_each_child,
+            );
+        }
+        Ok(Rc::new(Self {
+            requests: request_write,
+            answers: answer_read,
+            input,
+            room: max_len,
+            timeout,
+        }))
+    }
+
+    /// Runs `input` in a fresh child; its wait status.
+    fn run(&self, input: &[u8]) -> Result<i32, Error> {
+        let len = input.len().min(self.room);
+        let base = self.input.as_ptr();
+        // SAFETY: the shared pages hold 8 + room bytes; no child runs while we write.
+        unsafe {
+            base.cast::<u64>().write(len as u64);
+            std::ptr::copy_nonoverlapping(input.as_ptr(), base.add(8), len);
+        }
+        // SAFETY: reads a byte-sized global of libafl_targets, set by its observer.
+        let tracing = unsafe { std::ptr::addr_of!(libafl_cmplog_enabled).read_volatile() };
+        let lost = |e: IoError| Error::os_error(e, "fork mode's template process is gone");
+        (&self.requests).write_all(&[tracing]).map_err(lost)?;
+        let mut pid = [0u8; 4];
+        (&self.answers).read_exact(&mut pid).map_err(lost)?;
+        // The child times itself; this is the backstop should its timer not end it.
+        let hung = !readable_within(&self.answers, self.timeout * 2 + Duration::from_secs(1));
+        if hung {
+            // SAFETY: the template's child, which it reaps and reports.
+            unsafe { libc::kill(i32::from_le_bytes(pid), libc::SIGKILL) };
+        }
+        let mut status = [0u8; 4];
+        (&self.answers).read_exact(&mut status).map_err(lost)?;
+        // Killed for hanging: reported as its own timer would have ended it.
+        Ok(if hung {
+            libc::SIGALRM
+        } else {
+            i32::from_le_bytes(status)
+        })
+    }
+}
+
+fn readable_within(file: &std::fs::File, limit: Duration) -> bool {
+    use std::os::fd::AsRawFd;
+    let mut poll = libc::pollfd {
+        fd: file.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = i32::try_from(limit.as_millis()).unwrap_or(i32::MAX);
+    // SAFETY: poll(2) on one live descriptor.
+    unsafe { libc::poll(&mut poll, 1, ms) > 0 }
+}
+
+/// The template's loop: a child per request, until the client is gone.
+fn serve(
+    mut requests: std::fs::File,
+    mut answers: std::fs::File,
+    input: &SharedPages,
+    timeout: Duration,
+    before_each_child: fn(),
+) -> ! {
+    // SAFETY: process-control calls on ourselves: die with the client, and let children's
+    // SIGALRM end them (the client may have had a handler for it).
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        libc::signal(libc::SIGALRM, libc::SIG_DFL);
+    }
+    let mut request = [0u8; 1];
+    while requests.read_exact(&mut request).is_ok() {
+        // SAFETY: fork(2) in the single-threaded template.
+        let child = unsafe { libc::fork() };
+        if child == 0 {
+            run_child(input, timeout, request[0], before_each_child);
+        }
+        let mut status = 0;
+        // SAFETY: waits for our own child (a failed fork reports as a failed wait).
+        if child < 0 || unsafe { libc::waitpid(child, &mut status, 0) } != child {
+            break;
+        }
+        if answers.write_all(&child.to_le_bytes()).is_err()
+            || answers.write_all(&status.to_le_bytes()).is_err()
+        {
+            break;
+        }
+    }
+    // SAFETY: leave without running the client's exit handlers.
+    unsafe { libc::_exit(0) }
+}
+
+fn run_child(input: &SharedPages, timeout: Duration, tracing: u8, before: fn()) -> ! {
+    let timer = libc::itimerval {
+        it_interval: libc::timeval {
+            tv_sec: 0,
+            tv_usec: 0,
+        },
+        it_value: libc::timeval {
+            tv_sec: timeout.as_secs() as libc::time_t,
+            tv_usec: timeout.subsec_micros() as libc::suseconds_t,
+        },
+    };
+    // SAFETY: arms this process's timer from a live struct; sets libafl_targets' byte-sized
+    // switch in this process only; the input and its length (at most the room the client
+    // made) were written before the request.
+    let bytes = unsafe {
+        libc::setitimer(libc::ITIMER_REAL, &timer, std::ptr::null_mut());
+        std::ptr::addr_of_mut!(libafl_cmplog_enabled).write_volatile(tracing);
+        let base = input.as_ptr();
+        let len = base.cast::<u64>().read() as usize;
+        std::slice::from_raw_parts(base.add(8), len)
+    };
+    before();
+    harness::run(bytes);
+    // SAFETY: leave without running the client's exit handlers.
+    unsafe { libc::_exit(0) }
+}
+
+/// An executor running each input in a child of the template, with its own `observers` (whose
+/// maps must be shared memory).
+pub struct FromTemplate<OT> {
+    template: Rc<Template>,
+    observers: OT,
+}
+
+impl<OT> FromTemplate<OT> {
+    pub fn new(template: Rc<Template>, observers: OT) -> Self {
+        Self {
+            template,
+            observers,
+        }
+    }
+}
+
+impl<EM, S, Z, OT> Executor<EM, BytesInput, S, Z> for FromTemplate<OT>
+where
+    S: HasExecutions,
+{
+    fn run_target(
+        &mut self,
+        _fuzzer: &mut Z,
+        state: &mut S,
+        _mgr: &mut EM,
+        input: &BytesInput,
+    ) -> Result<ExitKind, Error> {
+        *state.executions_mut() += 1;
+        let status = self.template.run(&input.target_bytes())?;
+        Ok(if libc::WIFSIGNALED(status) {
+            if libc::WTERMSIG(status) == libc::SIGALRM {
+                ExitKind::Timeout
+            } else {
+                ExitKind::Crash
+            }
+        } else {
+            ExitKind::Ok
+        })
+    }
+}
+
+impl<OT> HasObservers for FromTemplate<OT> {
+    type Observers = OT;
+    fn observers(&self) -> RefIndexable<&Self::Observers, Self::Observers> {
+        RefIndexable::from(&self.observers)
+    }
+    fn observers_mut(&mut self) -> RefIndexable<&mut Self::Observers, Self::Observers> {
+        RefIndexable::from(&mut self.observers)
+    }
+}
