@@ -50,9 +50,6 @@ pub fn shared_observer() -> Result<(CmpLogObserver, SharedMemory), Error> {
     Ok((observer(), shmem))
 }
 
-/// Replacements per input-to-state execution: 2 to 16 (`1 << (1 + rand(0..4))`).
-const I2S_MAX_STACK_POW: usize = 4;
-
 /// Input-to-state replacement: puts the compared-against values into the input.
 pub fn i2s_stage<E>(
     only_ascii: bool,
@@ -60,13 +57,8 @@ pub fn i2s_stage<E>(
 where
     E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
 {
-    // A replacement scans the input for the operand: stacking up to 128 of them (havoc's
-    // default) per execution made the stage most of a large-input target's time.
     StdMutationalStage::new(OnlyAscii::new(
-        HavocScheduledMutator::with_max_stack_pow(
-            tuple_list!(I2SRandReplace::new()),
-            I2S_MAX_STACK_POW,
-        ),
+        HavocScheduledMutator::new(tuple_list!(I2SRandReplace::new())),
         only_ascii,
     ))
 }
