@@ -40,6 +40,7 @@ pub fn run<MT: Monitor>(
     clients: usize,
     remote: Option<SocketAddr>,
 ) -> Result<Infallible, Error> {
+    quiet_handshake_panics();
     let hooks = tuple_list!(LocalStatsOnly(StdLlmpEventHook::<BytesInput, MT>::new(
         monitor
     )?));
@@ -87,4 +88,24 @@ where
     fn on_timeout(&mut self) -> Result<(), Error> {
         self.0.on_timeout()
     }
+}
+
+/// LLMP 0.16.1's TCP listener thread panics (`expect("Failed to read message body")`) when a
+/// client dies in the middle of its handshake: a client killed right after it starts, which
+/// the restarter handles and reports. The broker goes on; the panic's text on stderr would
+/// only bury the line that says what happened. Every other panic is reported as before.
+fn quiet_handshake_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let in_llmp = info.location().is_some_and(|l| l.file().contains("ll_mp"));
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if !(in_llmp && message.starts_with("Failed to read message body")) {
+            default(info);
+        }
+    }));
 }
