@@ -96,7 +96,13 @@ fn bot_command_lines_behave_as_libfuzzer() {
             "ERROR: libFuzzer: timeout after 1 seconds",
         ),
         (vec!["-runs=3".into(), file("fine")], 0, "Executed"),
-        (vec!["-runs=500".into(), corpus.clone()], 0, "Done"),
+        // crashme needs 4 bytes to crash: with -max_len=3 the run must end by its -runs
+        // (comparison solving found the crash within 500 runs otherwise).
+        (
+            vec!["-runs=500".into(), "-max_len=3".into(), corpus.clone()],
+            0,
+            "Done",
+        ),
         (vec!["-help=1".into()], 0, "merge_control_file"),
         (
             vec!["-nope=1".into(), file("fine")],
