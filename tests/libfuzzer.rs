@@ -158,13 +158,18 @@ fn fuzzing_the_libfuzzer_way_writes_the_artifact_and_new_inputs() {
     );
     let log = text(&out);
     assert_eq!(out.status.code(), Some(77), "{log}");
+    // With -fork, timeouts are reported (their artifacts written) and fuzzing goes on.
     let written = log
         .lines()
-        .find_map(|l| {
+        .filter_map(|l| {
             l.split_once("Test unit written to ")
                 .map(|(_, p)| PathBuf::from(p))
         })
-        .unwrap_or_else(|| panic!("no artifact line: {log}"));
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("crash-"))
+        })
+        .unwrap_or_else(|| panic!("no crash artifact line: {log}"));
     assert!(written.starts_with(&artifacts), "{log}");
     let name = written.file_name().unwrap().to_str().unwrap().to_string();
     assert!(
