@@ -132,19 +132,8 @@ pub fn run(
 /// child, is reported as a timeout), sends the last one's features, leaves.
 fn run_child(inputs: &[&[u8]], timeout: Duration, features_to: Option<libc::c_int>) -> ! {
     let mut counters = features_to.and_then(|_| harness::take_coverage_counters().ok());
-    let timer = libc::itimerval {
-        it_interval: libc::timeval {
-            tv_sec: 0,
-            tv_usec: 0,
-        },
-        it_value: libc::timeval {
-            tv_sec: timeout.as_secs() as libc::time_t,
-            tv_usec: timeout.subsec_micros() as libc::suseconds_t,
-        },
-    };
     for (at, input) in inputs.iter().enumerate() {
-        // SAFETY: re-arms this process's real-time timer from a live struct.
-        unsafe { libc::setitimer(libc::ITIMER_REAL, &timer, std::ptr::null_mut()) };
+        arm_timeout(timeout);
         if at + 1 == inputs.len() {
             if let Some(counters) = counters.as_deref_mut() {
                 counters.fill(0);
@@ -163,6 +152,23 @@ fn run_child(inputs: &[&[u8]], timeout: Duration, features_to: Option<libc::c_in
     }
     // SAFETY: leave without running the parent's exit handlers a second time.
     unsafe { libc::_exit(0) }
+}
+
+/// In a forked child about to run one input: (re-)arms its real-time timer, whose SIGALRM
+/// (default action: the child ends) its parent reports as a timeout.
+pub fn arm_timeout(timeout: Duration) {
+    let timer = libc::itimerval {
+        it_interval: libc::timeval {
+            tv_sec: 0,
+            tv_usec: 0,
+        },
+        it_value: libc::timeval {
+            tv_sec: timeout.as_secs() as libc::time_t,
+            tv_usec: timeout.subsec_micros() as libc::suseconds_t,
+        },
+    };
+    // SAFETY: setitimer(2) from a live struct; the old value is not wanted.
+    unsafe { libc::setitimer(libc::ITIMER_REAL, &timer, std::ptr::null_mut()) };
 }
 
 /// Exit code of a child whose target wrote into its input (libFuzzer's error exit code).

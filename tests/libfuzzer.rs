@@ -307,26 +307,15 @@ fn minimize_shrinks_a_crash_and_minimize_corpus_keeps_its_coverage() {
         n.unwrap_or_else(|| panic!("no edge count: {log}"))
     };
     let (first, second) = (tmp.path().join("m1"), tmp.path().join("m2"));
-    let once = run(
-        &fuzzer("crashme"),
-        &[
-            "minimize-corpus",
-            "-i",
-            corpus.to_str().unwrap(),
-            "-o",
-            first.to_str().unwrap(),
-        ],
-    );
-    let twice = run(
-        &fuzzer("crashme"),
-        &[
-            "minimize-corpus",
-            "-i",
-            first.to_str().unwrap(),
-            "-o",
-            second.to_str().unwrap(),
-        ],
-    );
+    let minimize_corpus = |from: &Path, to: &Path| {
+        let (from, to) = (from.to_str().unwrap(), to.to_str().unwrap());
+        run(
+            &fuzzer("crashme"),
+            &["minimize-corpus", "-i", from, "-o", to],
+        )
+    };
+    let once = minimize_corpus(&corpus, &first);
+    let twice = minimize_corpus(&first, &second);
     assert!(
         once.status.success() && twice.status.success(),
         "{}",

@@ -28,14 +28,8 @@ use crate::{
 const WATCH_EVERY: Duration = Duration::from_millis(500);
 
 pub fn run(flags: &Flags) -> Result<i32, String> {
-    for dir in &flags.paths {
-        if !dir.is_dir() {
-            eprintln!(
-                "ERROR: The required directory \"{}\" does not exist",
-                dir.display()
-            );
-            return Ok(1);
-        }
+    if flags.reports_missing_directory() {
+        return Ok(1);
     }
     let work = std::env::temp_dir().join(format!("lafuzz-libfuzzer-{}", std::process::id()));
     let _ = fs::remove_dir_all(&work);

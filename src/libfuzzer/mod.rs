@@ -92,6 +92,26 @@ impl Flags {
         })
     }
 
+    /// As libFuzzer, a path that is not a directory where directories are wanted is an error
+    /// (in libFuzzer's words); true when one was reported.
+    fn reports_missing_directory(&self) -> bool {
+        let missing = self.paths.iter().find(|dir| !dir.is_dir());
+        if let Some(dir) = missing {
+            eprintln!(
+                "ERROR: The required directory \"{}\" does not exist",
+                dir.display()
+            );
+        }
+        missing.is_some()
+    }
+
+    /// Before running inputs in this process's children: the target's initializer, and the
+    /// malloc limit (`-malloc_limit_mb`, else `-rss_limit_mb`, as libFuzzer).
+    fn set_up_harness(&self) {
+        harness::initialize();
+        harness::set_malloc_limit(self.malloc_limit_mb.unwrap_or(self.rss_limit_mb));
+    }
+
     /// Reads an input, cut to `-max_len` as libFuzzer does.
     fn read_input(&self, path: &Path) -> Result<Vec<u8>, String> {
         let mut bytes =
@@ -160,8 +180,7 @@ fn write_artifact(flags: &Flags, kind: &str, bytes: &[u8]) -> Result<PathBuf, St
 
 /// Files as arguments: run each (`-runs` times) in a fresh child; stop at the first failure.
 fn run_files(program: &str, flags: &Flags) -> Result<i32, String> {
-    harness::initialize();
-    harness::set_malloc_limit(flags.malloc_limit_mb.unwrap_or(flags.rss_limit_mb));
+    flags.set_up_harness();
     let runs = flags.runs.unwrap_or(1).max(1) as usize;
     eprintln!(
         "{program}: Running {} inputs {runs} time(s) each.",
@@ -202,17 +221,10 @@ fn minimize_crash(flags: &Flags) -> Result<i32, String> {
         return Err("-minimize_crash and -cleanse_crash take exactly one input file".into());
     };
     let bytes = flags.read_input(input)?;
-    harness::initialize();
-    harness::set_malloc_limit(flags.malloc_limit_mb.unwrap_or(flags.rss_limit_mb));
+    flags.set_up_harness();
     let limits = flags.limits();
     let mut budget = Budget::new(flags.max_total_time, flags.runs);
-    let expected = crash::outcome_of(
-        &bytes,
-        Limits {
-            timeout: budget.cap(limits.timeout),
-            ..limits
-        },
-    )?;
+    let expected = crash::outcome_of(&bytes, budget.capped(limits))?;
     if !expected.is_failure() {
         eprintln!("ERROR: the input {} did not crash", input.display());
         return Ok(1);
@@ -262,17 +274,10 @@ fn merge(flags: &Flags) -> Result<i32, String> {
     let Some((out, inputs)) = flags.paths.split_first() else {
         return Err("-merge=1 needs an output corpus directory and input directories".into());
     };
-    for dir in &flags.paths {
-        if !dir.is_dir() {
-            eprintln!(
-                "ERROR: The required directory \"{}\" does not exist",
-                dir.display()
-            );
-            return Ok(1);
-        }
+    if flags.reports_missing_directory() {
+        return Ok(1);
     }
-    harness::initialize();
-    harness::set_malloc_limit(flags.malloc_limit_mb.unwrap_or(flags.rss_limit_mb));
+    flags.set_up_harness();
     let temporary_control;
     let control = match &flags.merge_control_file {
         Some(path) => path.as_path(),

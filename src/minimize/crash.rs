@@ -37,11 +37,7 @@ pub fn shrink(
                 }
                 let end = (at + chunk).min(best.len());
                 let candidate = [&best[..at], &best[end..]].concat();
-                let limits = Limits {
-                    timeout: budget.cap(limits.timeout),
-                    ..limits
-                };
-                if fails_like(&candidate, expected, limits)? {
+                if fails_like(&candidate, expected, budget.capped(limits))? {
                     best = candidate;
                     progress(&best);
                 } else {
@@ -78,11 +74,7 @@ pub fn cleanse(
             }
             let mut candidate = best.clone();
             candidate[at] = neutral;
-            let limits = Limits {
-                timeout: budget.cap(limits.timeout),
-                ..limits
-            };
-            if fails_like(&candidate, expected, limits)? {
+            if fails_like(&candidate, expected, budget.capped(limits))? {
                 best = candidate;
                 break;
             }

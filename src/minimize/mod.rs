@@ -112,14 +112,16 @@ impl Budget {
         }
     }
 
-    /// A run's timeout, cut to the time the budget has left (a hang must not outlast it).
-    pub fn cap(&self, timeout: Duration) -> Duration {
-        self.deadline.map_or(timeout, |d| {
-            timeout.min(
+    /// A run's limits with its timeout cut to the time the budget has left (a hang must not
+    /// outlast it).
+    pub fn capped(&self, limits: Limits) -> Limits {
+        let timeout = self.deadline.map_or(limits.timeout, |d| {
+            limits.timeout.min(
                 d.saturating_duration_since(Instant::now())
                     .max(Duration::from_millis(1)),
             )
-        })
+        });
+        Limits { timeout, ..limits }
     }
 
     /// Takes one execution from the budget; false when none is left.

@@ -24,7 +24,7 @@ use libafl::{
 };
 use libafl_bolts::tuples::RefIndexable;
 
-use crate::{harness, shmem::SharedPages};
+use crate::{harness, isolated::arm_timeout, shmem::SharedPages};
 
 unsafe extern "C" {
     /// libafl_targets' switch for comparison logging (its observer sets it in the client).
@@ -176,21 +176,10 @@ fn serve(
 }
 
 fn run_child(input: &SharedPages, timeout: Duration, tracing: u8, before: fn()) -> ! {
-    let timer = libc::itimerval {
-        it_interval: libc::timeval {
-            tv_sec: 0,
-            tv_usec: 0,
-        },
-        it_value: libc::timeval {
-            tv_sec: timeout.as_secs() as libc::time_t,
-            tv_usec: timeout.subsec_micros() as libc::suseconds_t,
-        },
-    };
-    // SAFETY: arms this process's timer from a live struct; sets libafl_targets' byte-sized
-    // switch in this process only; the input and its length (at most the room the client
-    // made) were written before the request.
+    arm_timeout(timeout);
+    // SAFETY: sets libafl_targets' byte-sized switch in this process only; the input and its
+    // length (at most the room the client made) were written before the request.
     let bytes = unsafe {
-        libc::setitimer(libc::ITIMER_REAL, &timer, std::ptr::null_mut());
         std::ptr::addr_of_mut!(libafl_cmplog_enabled).write_volatile(tracing);
         let base = input.as_ptr();
         let len = base.cast::<u64>().read() as usize;
