@@ -7,6 +7,7 @@
 
 mod flags;
 mod fuzz;
+mod watch;
 
 use std::{
     fs,
@@ -209,7 +210,7 @@ fn run_files(program: &str, flags: &Flags) -> Result<i32, String> {
     if flags.print_final_stats {
         let secs = start.elapsed().as_secs_f64().max(0.001);
         let units = (flags.paths.len() * runs) as u64;
-        fuzz::print_final_stats(units, (units as f64 / secs) as u64, 0, 0);
+        watch::print_final_stats(units, (units as f64 / secs) as u64, 0, 0);
     }
     Ok(0)
 }
