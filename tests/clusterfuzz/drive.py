@@ -51,8 +51,17 @@ def main():
         check("prepare", "-timeout=25" in options.arguments, options.arguments)
 
         # crashme also has a planted hang: a session that finds it first files a timeout, and
-        # the bot fuzzes again, as ClusterFuzz does; the engine must then find the crash.
-        for _ in range(4):
+        # fuzzing goes on on another bot, which must find the crash. That bot starts from the
+        # project's seeds with a seed of its own: the corpus the last session grew (inputs one
+        # byte from the hang) leads straight back to the hang, whichever engine runs.
+        for attempt in range(4):
+            if attempt:
+                shutil.rmtree(corpus)
+                os.makedirs(corpus)
+                for seed in files(seeds):
+                    shutil.copy(seed, corpus)
+                options.arguments = [a for a in options.arguments if not a.startswith("-seed=")]
+                options.arguments.append("-seed=%d" % (1337 + attempt))
             result = engine.fuzz(target, options, reproducers, 60)
             crash = result.crashes[0] if result.crashes else None
             if crash is None or "/timeout-" not in crash.input_path:
