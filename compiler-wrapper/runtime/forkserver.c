@@ -43,11 +43,6 @@ uint32_t *__afl_fuzz_len = &afl_fuzz_len_local;
 static uint8_t *counters_start, *counters_stop;
 static int forkserver_running, in_child, persistent;
 static uint32_t child_pid;
-// Shared by the fork server and its persistent child: 1 while the child waits for the next
-// request, its last input already answered. A child killed then (the fuzzer's timeout raced
-// with the answer, which the fuzzer then read as the kill's) needs no report from the fork
-// server: a second one would put the fuzzer one message behind for good.
-static volatile uint32_t *child_idle;
 static unsigned char *shm_input;  // 4-byte length, then the bytes
 
 // libafl_cc's autotokens pass puts string constants here.
@@ -135,12 +130,6 @@ void __afl_manual_init(void) {
 
   const char *p = getenv(PERSIST_ENV_VAR);
   persistent = p && strcmp(p, "1") == 0;
-  if (persistent) {
-    void *idle = mmap(NULL, sizeof *child_idle, PROT_READ | PROT_WRITE,
-                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (idle == MAP_FAILED) _exit(1);
-    child_idle = idle;
-  }
   lafuzz_memory_limit_setup();
   for (;;) {
     uint32_t was_killed;
@@ -155,7 +144,6 @@ void __afl_manual_init(void) {
         die("cannot close the fork server's fds");
       in_child = 1;
       child_pid = (uint32_t)getpid();
-      if (child_idle) *child_idle = 0;
       lafuzz_watch_memory();
       return;
     }
@@ -164,7 +152,6 @@ void __afl_manual_init(void) {
     int status;
     if (write_u32((uint32_t)child) < 0) _exit(1);
     if (waitpid(child, &status, 0) < 0) _exit(1);
-    if (child_idle && *child_idle) continue;  // answered already (see child_idle)
     if (write_u32((uint32_t)status) < 0) _exit(1);
   }
 }
@@ -186,11 +173,8 @@ int __afl_persistent_loop(unsigned int max_cnt) {
   // fuzzer asks for it. Two processes take turns on the CPU instead of three (AFL++'s child
   // stops itself and its fork server relays): the fork server only reports how the child ends.
   uint32_t was_killed;
-  if (write_u32(0) < 0) _exit(0);  // the fuzzer is gone
-  *child_idle = 1;
-  if (read_u32(&was_killed) < 0) _exit(0);
-  *child_idle = 0;
-  if (write_u32(child_pid) < 0) _exit(0);
+  if (write_u32(0) < 0 || read_u32(&was_killed) < 0 || write_u32(child_pid) < 0)
+    _exit(0);  // the fuzzer is gone
   return 1;
 }
 
