@@ -5,8 +5,7 @@
 //   - run by a fuzzer, speaks AFL++'s fork server protocol (version 1 of the "new" model, as
 //     LibAFL's ForkserverExecutor and afl-fuzz expect) on fds 198/199, with the coverage map
 //     in `__AFL_SHM_ID`, the testcase in `__AFL_SHM_FUZZ_ID` shared memory when offered, and
-//     persistent mode (`__AFL_PERSISTENT`: the child answers the fuzzer itself between inputs,
-//     see __afl_persistent_loop).
+//     persistent mode (`__AFL_PERSISTENT`, the child stops itself with SIGSTOP per input).
 // The coverage map IS the target's inline 8-bit counters: the fuzzer's segment is mapped over
 // the counters' pages (which libafl_cc's linker script keeps to themselves), so what a
 // crashing or hanging input covered is in the map too.
@@ -42,7 +41,6 @@ uint32_t *__afl_fuzz_len = &afl_fuzz_len_local;
 
 static uint8_t *counters_start, *counters_stop;
 static int forkserver_running, in_child, persistent;
-static uint32_t child_pid;
 static unsigned char *shm_input;  // 4-byte length, then the bytes
 
 // libafl_cc's autotokens pass puts string constants here.
@@ -131,27 +129,41 @@ void __afl_manual_init(void) {
   const char *p = getenv(PERSIST_ENV_VAR);
   persistent = p && strcmp(p, "1") == 0;
   lafuzz_memory_limit_setup();
+  pid_t child = -1;
+  int child_stopped = 0;
   for (;;) {
     uint32_t was_killed;
-    if (read_u32(&was_killed) < 0) _exit(0);  // the fuzzer is gone
-    pid_t child = fork();
-    if (child < 0) _exit(1);
-    if (child == 0) {
-      // Never outlive the fork server.
-      if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) die("cannot set the parent-death signal");
-      // A persistent child keeps the fuzzer's pipes: it answers for its inputs itself.
-      if (!persistent && (close(FORKSRV_FD) < 0 || close(FORKSRV_FD + 1) < 0))
-        die("cannot close the fork server's fds");
-      in_child = 1;
-      child_pid = (uint32_t)getpid();
-      lafuzz_watch_memory();
-      return;
+    if (read_u32(&was_killed) < 0) {
+      // The fuzzer is gone: take a stopped persistent child along. Its result does not matter:
+      // it fails only when the child is gone already, and we exit either way.
+      if (child > 0) kill(child, SIGKILL);
+      _exit(0);
     }
-    // Until the child ends, only it talks to the fuzzer; then we report how it ended (a
-    // crash, the fuzzer's kill after a timeout, or its exit after its last input).
+    if (child_stopped && was_killed) {
+      child_stopped = 0;
+      // Reap the stopped child the fuzzer killed (a timeout), before forking its successor.
+      if (waitpid(child, NULL, 0) < 0) _exit(1);
+    }
+    if (child_stopped) {
+      if (kill(child, SIGCONT) < 0) _exit(1);
+      child_stopped = 0;
+    } else {
+      child = fork();
+      if (child < 0) _exit(1);
+      if (child == 0) {
+        // Never outlive the fork server.
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) die("cannot set the parent-death signal");
+        if (close(FORKSRV_FD) < 0 || close(FORKSRV_FD + 1) < 0)
+          die("cannot close the fork server's fds");
+        in_child = 1;
+        lafuzz_watch_memory();
+        return;
+      }
+    }
     int status;
     if (write_u32((uint32_t)child) < 0) _exit(1);
-    if (waitpid(child, &status, 0) < 0) _exit(1);
+    if (waitpid(child, &status, persistent ? WUNTRACED : 0) < 0) _exit(1);
+    if (WIFSTOPPED(status)) child_stopped = 1;
     if (write_u32((uint32_t)status) < 0) _exit(1);
   }
 }
@@ -168,13 +180,9 @@ int __afl_persistent_loop(unsigned int max_cnt) {
   }
   if (!in_child || !persistent || done >= max_cnt) return 0;
   done++;
-  // The fork server's part of the protocol, played by the child between two inputs: the last
-  // input ended well (status 0, as an exit would read), and the next one waits until the
-  // fuzzer asks for it. Two processes take turns on the CPU instead of three (AFL++'s child
-  // stops itself and its fork server relays): the fork server only reports how the child ends.
-  uint32_t was_killed;
-  if (write_u32(0) < 0 || read_u32(&was_killed) < 0 || write_u32(child_pid) < 0)
-    _exit(0);  // the fuzzer is gone
+  // The fork server resumes us with SIGCONT when the next input is ready; running on without
+  // stopping would run an input the fuzzer has not written yet.
+  if (raise(SIGSTOP) != 0) die("cannot stop for the next input");
   return 1;
 }
 
