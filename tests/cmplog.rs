@@ -71,7 +71,14 @@ fn cmplog_finds_the_magic_crash_in_persistent_mode_on_a_standalone_target() {
     let out = tmp.path().join("out");
     let corpus = corpus("magic");
     let target = fuzzer("magic-standalone");
-    let args = ["--max-time", "120", "--seed", "1", "--", target.to_str().unwrap()];
+    let args = [
+        "--max-time",
+        "120",
+        "--seed",
+        "1",
+        "--",
+        target.to_str().unwrap(),
+    ];
     let mut campaign = Campaign::fuzz(&driver(), "persistent", &corpus, &out, &args);
     campaign.wait_for(Duration::from_secs(60), "the magic crash", |s| {
         stat(s, "saved_crashes") >= 1
