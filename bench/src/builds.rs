@@ -1,194 +1,234 @@
-//! Builds every peer from the same sources and flags (-O2): libpng (from the `libpng-src`
-//! crate) with libFuzzer, AFL++, a coverage build and a plain build; the empty and the magic
-//! harnesses. Ours come from `cargo make build` (`target/fuzzers/`).
+//! Builds every peer from the same sources and flags (-O2): each library of the suite (from
+//! its crates.io crate) with its harness, for libFuzzer, AFL++ (persistent, CmpLog, one file
+//! per run) and llvm-cov; the empty and the magic harnesses. Ours come from `cargo make
+//! build` (`target/fuzzers/`), except the empty harness's. Only what is older than its
+//! inputs is rebuilt (ours whenever our runtime is newer).
 
-use std::{fs, path::PathBuf};
+use std::{path::PathBuf, process::Command};
+
+use harness_builder::{
+    compile::{run_all, Job},
+    Library,
+};
 
 use crate::{
-    flavor::{run, s, Flavor, AFL, AFL_CMPLOG, COVERAGE, LIBFUZZER, PLAIN},
+    flavor::{Flavor, LibraryJobs, AFL, AFL_CMPLOG, COVERAGE, LIBFUZZER, PLAIN},
+    fuzzers::Bin,
     paths::Paths,
 };
 
-/// What goes into a link.
+/// What goes into a link besides the library.
 #[derive(Debug, Clone, Copy)]
-enum Input {
-    /// The libpng harness, compiled in the build's flavor.
-    LibpngHarness,
-    /// libpng as a static library, compiled in the build's flavor.
-    Libpng,
-    /// A one-file C source (a `bench/c/` helper or a harness), relative to the repository root.
-    C(&'static str),
+enum Main {
+    /// The fuzzer's own main (libFuzzer's, or with AFL++'s compilers its persistent driver).
+    Fuzzer,
+    /// A `bench/c/` helper with a `main`.
+    Helper(&'static str),
 }
 
-enum Recipe {
-    /// `inputs` compiled in `flavor` and linked with its C++ driver; `link_flags` decide the
-    /// main.
-    Link {
-        flavor: &'static Flavor,
-        inputs: &'static [Input],
-        link_flags: &'static [&'static str],
+/// A build of every target: `target/bench-build/NAME SUFFIX`.
+struct TargetBuild {
+    suffix: &'static str,
+    flavor: &'static Flavor,
+    main: Main,
+}
+
+const TARGET_BUILDS: &[TargetBuild] = &[
+    TargetBuild {
+        suffix: "-libfuzzer",
+        flavor: &LIBFUZZER,
+        main: Main::Fuzzer,
     },
-    /// One C file through our compiler wrapper (`libafl_cc -O2`).
-    Ours(&'static str),
+    // Replays a list of inputs, for coverage.
+    TargetBuild {
+        suffix: "-cov",
+        flavor: &COVERAGE,
+        main: Main::Helper("bench/c/replay_main.c"),
+    },
+    TargetBuild {
+        suffix: "-afl",
+        flavor: &AFL,
+        main: Main::Fuzzer,
+    },
+    TargetBuild {
+        suffix: "-afl-cmplog",
+        flavor: &AFL_CMPLOG,
+        main: Main::Fuzzer,
+    },
+    // One input file per run (`@@`): AFL++'s fork server without its persistent loop.
+    TargetBuild {
+        suffix: "-afl-onefile",
+        flavor: &AFL,
+        main: Main::Helper("bench/c/onefile_main.c"),
+    },
+];
+
+/// No fuzzer: the libpng harness in a loop over the seeds (an extra).
+const BARE_LOOP: TargetBuild = TargetBuild {
+    suffix: "-bare",
+    flavor: &PLAIN,
+    main: Main::Helper("bench/c/bare_loop.c"),
+};
+
+/// A one-file harness built by a peer, or by our wrapper (`flavor` None).
+struct OneFileBuild {
+    bin: Bin,
+    source: &'static str,
+    flavor: Option<&'static Flavor>,
 }
 
-/// One binary in `target/bench-build/`.
-struct Build {
-    name: &'static str,
-    recipe: Recipe,
-}
-
-/// The fuzzer's own main: libFuzzer's, or with AFL++'s compilers its persistent-mode driver.
-const FUZZER_MAIN: &[&str] = &["-fsanitize=fuzzer"];
 const MAGIC: &str = "harnesses/magic/magic.c";
 const EMPTY: &str = "bench/c/empty.c";
 
-const fn link(
-    name: &'static str,
-    flavor: &'static Flavor,
-    inputs: &'static [Input],
-    link_flags: &'static [&'static str],
-) -> Build {
-    Build {
-        name,
-        recipe: Recipe::Link {
-            flavor,
-            inputs,
-            link_flags,
-        },
-    }
-}
-
-/// Everything the bench runs that is not ours, in build order.
-const BUILDS: &[Build] = &[
-    link(
-        "libpng-libfuzzer",
-        &LIBFUZZER,
-        &[Input::LibpngHarness, Input::Libpng],
-        FUZZER_MAIN,
-    ),
-    // Replays a list of inputs, for coverage.
-    link(
-        "libpng-cov",
-        &COVERAGE,
-        &[
-            Input::LibpngHarness,
-            Input::C("bench/c/replay_main.c"),
-            Input::Libpng,
-        ],
-        &[],
-    ),
-    link(
-        "libpng-bare",
-        &PLAIN,
-        &[
-            Input::LibpngHarness,
-            Input::C("bench/c/bare_loop.c"),
-            Input::Libpng,
-        ],
-        &[],
-    ),
-    link(
-        "empty-libfuzzer",
-        &LIBFUZZER,
-        &[Input::C(EMPTY)],
-        FUZZER_MAIN,
-    ),
-    Build {
-        name: "empty-lafuzz",
-        recipe: Recipe::Ours(EMPTY),
+const ONE_FILE_BUILDS: &[OneFileBuild] = &[
+    OneFileBuild {
+        bin: Bin::bench("empty", "-libfuzzer"),
+        source: EMPTY,
+        flavor: Some(&LIBFUZZER),
     },
-    link(
-        "magic-libfuzzer",
-        &LIBFUZZER,
-        &[Input::C(MAGIC)],
-        FUZZER_MAIN,
-    ),
-    link(
-        "libpng-afl",
-        &AFL,
-        &[Input::LibpngHarness, Input::Libpng],
-        FUZZER_MAIN,
-    ),
-    // One input file per run (`@@`): AFL++'s fork server without its persistent loop.
-    link(
-        "libpng-afl-onefile",
-        &AFL,
-        &[
-            Input::LibpngHarness,
-            Input::C("bench/c/onefile_main.c"),
-            Input::Libpng,
-        ],
-        &[],
-    ),
-    link("empty-afl", &AFL, &[Input::C(EMPTY)], FUZZER_MAIN),
-    link("magic-afl", &AFL, &[Input::C(MAGIC)], FUZZER_MAIN),
-    link(
-        "magic-afl-cmplog",
-        &AFL_CMPLOG,
-        &[Input::C(MAGIC)],
-        FUZZER_MAIN,
-    ),
+    OneFileBuild {
+        bin: Bin::bench("empty", "-lafuzz"),
+        source: EMPTY,
+        flavor: None,
+    },
+    OneFileBuild {
+        bin: Bin::bench("empty", "-afl"),
+        source: EMPTY,
+        flavor: Some(&AFL),
+    },
+    OneFileBuild {
+        bin: Bin::bench("magic", "-libfuzzer"),
+        source: MAGIC,
+        flavor: Some(&LIBFUZZER),
+    },
+    OneFileBuild {
+        bin: Bin::bench("magic", "-afl"),
+        source: MAGIC,
+        flavor: Some(&AFL),
+    },
+    OneFileBuild {
+        bin: Bin::bench("magic", "-afl-cmplog"),
+        source: MAGIC,
+        flavor: Some(&AFL_CMPLOG),
+    },
 ];
 
-impl Build {
-    fn needs_afl(&self) -> bool {
-        match self.recipe {
-            Recipe::Link { flavor, .. } => flavor.needs_afl,
-            Recipe::Ours(_) => false,
+/// The jobs of one build step each: compiles, archives, links.
+#[derive(Default)]
+struct Plan {
+    compiles: Vec<Job>,
+    archives: Vec<Job>,
+    links: Vec<Job>,
+    /// (library, flavor) pairs already planned, with their harness object and archive.
+    libraries: Vec<(&'static str, &'static str, PathBuf, PathBuf)>,
+}
+
+impl Plan {
+    /// `lib` in `flavor` (once): its harness object and archive.
+    fn library(
+        &mut self,
+        p: &Paths,
+        lib: &'static Library,
+        flavor: &'static Flavor,
+    ) -> Result<(PathBuf, PathBuf), String> {
+        if let Some((_, _, harness, archive)) = self
+            .libraries
+            .iter()
+            .find(|(l, f, _, _)| *l == lib.name && *f == flavor.name)
+        {
+            return Ok((harness.clone(), archive.clone()));
         }
+        let LibraryJobs {
+            compiles,
+            archive_job,
+            harness,
+            archive,
+        } = flavor.library(p, lib)?;
+        self.compiles.extend(compiles);
+        self.archives.push(archive_job);
+        self.libraries
+            .push((lib.name, flavor.name, harness.clone(), archive.clone()));
+        Ok((harness, archive))
     }
 
-    fn build(&self, p: &Paths) -> Result<(), String> {
-        let out = p.bin(self.name);
-        match self.recipe {
-            Recipe::Link {
-                flavor,
-                inputs,
-                link_flags,
-            } => {
-                let objects = inputs
-                    .iter()
-                    .map(|input| match input {
-                        Input::LibpngHarness => flavor.libpng_harness(p),
-                        Input::Libpng => flavor.libpng(p),
-                        Input::C(source) => flavor.helper(p, &p.root.join(source)),
-                    })
-                    .collect::<Result<Vec<PathBuf>, String>>()?;
-                flavor.link(&objects, link_flags, &out)
+    fn target(&mut self, p: &Paths, lib: &'static Library, b: &TargetBuild) -> Result<(), String> {
+        let (harness, archive) = self.library(p, lib, b.flavor)?;
+        let mut inputs = vec![harness];
+        let link_flags: &[&str] = match b.main {
+            Main::Fuzzer => &["-fsanitize=fuzzer"],
+            Main::Helper(source) => {
+                let (job, obj) = b.flavor.helper(p, &p.root.join(source));
+                self.compiles.push(job);
+                inputs.push(obj);
+                &[]
             }
-            Recipe::Ours(source) => run(
-                &s(&p.release.join("libafl_cc")),
-                &["-O2".into(), s(&p.root.join(source)), "-o".into(), s(&out)],
-                &[],
-            ),
-        }
+        };
+        inputs.push(archive);
+        let out = Bin::bench(lib.name, b.suffix).path(p);
+        self.links
+            .push(b.flavor.link(&inputs, link_flags, lib.libs, &out));
+        Ok(())
     }
 
-    /// Ours links our runtime: rebuilt whenever the runtime is newer (a stale one would
-    /// measure old code); the peers' builds never change.
-    fn is_current(&self, p: &Paths, out: &std::path::Path) -> bool {
-        let modified = |path: &std::path::Path| fs::metadata(path).and_then(|m| m.modified()).ok();
-        match self.recipe {
-            Recipe::Link { .. } => out.exists(),
-            Recipe::Ours(_) => match (modified(out), modified(&p.release.join("liblafuzz.a"))) {
-                (Some(built), Some(runtime)) => built >= runtime,
-                _ => false,
-            },
+    fn one_file(&mut self, p: &Paths, b: &OneFileBuild) {
+        let out = b.bin.path(p);
+        let source = p.root.join(b.source);
+        match b.flavor {
+            Some(flavor) => {
+                let (job, obj) = flavor.helper(p, &source);
+                self.compiles.push(job);
+                self.links
+                    .push(flavor.link(&[obj], &["-fsanitize=fuzzer"], &[], &out));
+            }
+            None => {
+                // Our wrapper compiles and links in one go, with our runtime.
+                let cc = p.release.join("libafl_cc");
+                let mut command = Command::new(&cc);
+                command.arg("-O2").arg(&source).arg("-o").arg(&out);
+                self.links.push(Job {
+                    command,
+                    output: out,
+                    inputs: vec![source, cc, p.release.join("liblafuzz.a")],
+                });
+            }
         }
     }
 }
 
-/// Builds each of `BUILDS` that is missing or stale (those with AFL++ only if `with_afl`).
-pub fn build_all(p: &Paths, with_afl: bool) -> Result<(), String> {
-    fs::create_dir_all(&p.build).map_err(|e| e.to_string())?;
-    for b in BUILDS.iter().filter(|b| with_afl || !b.needs_afl()) {
-        let out = p.bin(b.name);
-        if b.is_current(p, &out) {
-            continue;
+fn needs_afl(flavor: &Flavor) -> bool {
+    flavor.needs_afl
+}
+
+/// Builds what the chosen `targets` and the extras need (AFL++'s builds only if `with_afl`).
+pub fn build_all(
+    p: &Paths,
+    with_afl: bool,
+    targets: &[&'static Library],
+    extras: bool,
+) -> Result<(), String> {
+    std::fs::create_dir_all(&p.build).map_err(|e| e.to_string())?;
+    let mut plan = Plan::default();
+    for lib in targets {
+        for b in TARGET_BUILDS
+            .iter()
+            .filter(|b| with_afl || !needs_afl(b.flavor))
+        {
+            plan.target(p, lib, b)?;
         }
-        println!("bench: building {}", out.display());
-        b.build(p)?;
+        if extras && lib.name == "libpng" {
+            plan.target(p, lib, &BARE_LOOP)?;
+        }
+    }
+    if extras {
+        for b in ONE_FILE_BUILDS
+            .iter()
+            .filter(|b| with_afl || !b.flavor.is_some_and(needs_afl))
+        {
+            plan.one_file(p, b);
+        }
+    }
+    for step in [plan.compiles, plan.archives, plan.links] {
+        run_all(step)?;
     }
     Ok(())
 }

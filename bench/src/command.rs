@@ -19,7 +19,8 @@ fn pinned(program: &Path, core: Option<usize>) -> Command {
     }
 }
 
-/// The command for `f` on `seeds` for `secs`, pinned to `core` (None: all cores).
+/// The command for `f` on `seeds` for `secs`, pinned to `core` (None: all cores). No
+/// dictionary: what each fuzzer learns by itself is part of what is measured.
 pub fn command(
     p: &Paths,
     f: &Fuzzer,
@@ -27,9 +28,7 @@ pub fn command(
     seeds: &Path,
     secs: u64,
     core: Option<usize>,
-    dict: bool,
 ) -> Command {
-    let dict_file = p.root.join("corpus/libpng/png.dict");
     let binary = f.binary.path(p);
     match f.kind {
         Kind::Ours(mode) => {
@@ -45,9 +44,6 @@ pub fn command(
                 &secs.to_string(),
             ]);
             cmd.arg("-i").arg(seeds).arg("-o").arg(work.join("out"));
-            if dict {
-                cmd.arg("-x").arg(&dict_file);
-            }
             if let Some(target) = f.target {
                 cmd.arg("--").arg(target.path(p));
                 if mode.target_reads_file() {
@@ -63,9 +59,6 @@ pub fn command(
             cmd.arg(format!("-max_total_time={secs}"))
                 .arg("-print_final_stats=1");
             cmd.arg(format!("-artifact_prefix={}/", work.display()));
-            if dict {
-                cmd.arg(format!("-dict={}", dict_file.display()));
-            }
             cmd.arg(&corpus).arg(seeds);
             cmd
         }
@@ -84,9 +77,6 @@ pub fn command(
                 .arg(work.join("out"))
                 .arg("-V")
                 .arg(secs.to_string());
-            if dict {
-                cmd.arg("-x").arg(&dict_file);
-            }
             if let Some(cmplog) = cmplog {
                 cmd.arg("-c").arg(cmplog.path(p));
             }
@@ -104,9 +94,9 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::fuzzers::{LIBPNG, MAGIC};
+    use crate::fuzzers::suite;
 
-    /// The command line of the fuzzer `name` in `table`, unpinned, without dictionary.
+    /// The command line of the fuzzer `name` in `table`, unpinned.
     fn argv(table: &[Fuzzer], name: &str) -> Vec<String> {
         let r = PathBuf::from("/r");
         let p = Paths {
@@ -116,7 +106,7 @@ mod tests {
             build: r.join("build"),
         };
         let f = table.iter().find(|f| f.name == name).unwrap();
-        let cmd = command(&p, f, Path::new("/w"), Path::new("/s"), 7, None, false);
+        let cmd = command(&p, f, Path::new("/w"), Path::new("/s"), 7, None);
         std::iter::once(cmd.get_program())
             .chain(cmd.get_args())
             .map(|a| a.to_string_lossy().into_owned())
@@ -125,31 +115,34 @@ mod tests {
 
     #[test]
     fn out_of_process_modes_run_the_standalone_target_with_our_driver() {
-        let direct = argv(LIBPNG, "ours-direct");
+        let direct = argv(&suite("libpng"), "ours-direct");
         assert_eq!(direct[0], "/r/fuzzers/libpng");
         assert!(direct.windows(2).any(|w| w == ["--mode", "direct"]));
         assert!(!direct.contains(&"--".to_string()));
-        let forkserver = argv(LIBPNG, "ours-forkserver");
+        let forkserver = argv(&suite("libpng"), "ours-forkserver");
         assert_eq!(forkserver[0], "/r/release/fuzzer");
         assert!(forkserver.ends_with(&[
             "--".into(),
             "/r/fuzzers/libpng-standalone".into(),
             "@@".into()
         ]));
-        let persistent = argv(LIBPNG, "ours-persistent");
+        let persistent = argv(&suite("libpng"), "ours-persistent");
         assert!(persistent.ends_with(&["--".into(), "/r/fuzzers/libpng-standalone".into()]));
     }
 
     #[test]
     fn afl_gets_its_cmplog_build_and_file_argument() {
-        let cmplog = argv(MAGIC, "aflpp-cmplog");
+        let cmplog = argv(&suite("zlib"), "aflpp-cmplog");
         assert_eq!(cmplog[0], "afl-fuzz");
         assert!(cmplog.ends_with(&[
             "-c".into(),
-            "/r/build/magic-afl-cmplog".into(),
+            "/r/build/zlib-afl-cmplog".into(),
             "--".into(),
-            "/r/build/magic-afl".into()
+            "/r/build/zlib-afl".into()
         ]));
-        assert_eq!(argv(LIBPNG, "aflpp-forkserver").last().unwrap(), "@@");
+        assert_eq!(
+            argv(&suite("libpng"), "aflpp-forkserver").last().unwrap(),
+            "@@"
+        );
     }
 }

@@ -1,5 +1,5 @@
-//! The fair coverage figure: a corpus replayed through one llvm-cov build of libpng, counting
-//! branches and lines in libpng's own files. Over time: the entries a fuzzer had written by
+//! The fair coverage figure: a corpus replayed through one llvm-cov build of the target,
+//! counting branches and lines in the library's own files (not the harness's). Over time: the entries a fuzzer had written by
 //! each quarter of the run, by file modification time.
 
 use std::{
@@ -11,21 +11,29 @@ use std::{
 
 use lafuzz::output::visible_entries;
 
+use harness_builder::Library;
+
 use crate::{
+    fuzzers::Bin,
     parse::{self, Coverage},
     paths::Paths,
     report::Run,
 };
 
-/// Coverage of the given files.
-fn of_files(p: &Paths, files: &[PathBuf], scratch: &Path) -> Result<Coverage, String> {
+/// Coverage of `lib` by the given files.
+fn of_files(
+    p: &Paths,
+    lib: &Library,
+    files: &[PathBuf],
+    scratch: &Path,
+) -> Result<Coverage, String> {
     fs::create_dir_all(scratch).map_err(|e| e.to_string())?;
     let list = scratch.join("inputs.list");
     let text: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();
     fs::write(&list, text.join("\n")).map_err(|e| e.to_string())?;
     let raw = scratch.join("replay.profraw");
     let data = scratch.join("replay.profdata");
-    let cov_bin = p.bin("libpng-cov");
+    let cov_bin = Bin::bench(lib.name, "-cov").path(p);
     Command::new(&cov_bin)
         .arg(&list)
         .env("LLVM_PROFILE_FILE", &raw)
@@ -50,7 +58,7 @@ fn of_files(p: &Paths, files: &[PathBuf], scratch: &Path) -> Result<Coverage, St
         .output()
         .map_err(|e| format!("llvm-cov-19: {e}"))?;
     let json = String::from_utf8_lossy(&export.stdout);
-    let filter = format!("{}/", libpng_src::source_path().display());
+    let filter = format!("{}/", lib.source_dir(&p.root)?.display());
     parse::llvm_cov_summary(&json, &filter)
 }
 
@@ -67,15 +75,16 @@ fn files_in(dir: &Path) -> Vec<(PathBuf, SystemTime)> {
 }
 
 /// Branches covered by the seeds alone (the start of every curve).
-pub fn of_dir(p: &Paths, dir: &Path, scratch: &Path) -> Result<u64, String> {
+pub fn of_dir(p: &Paths, lib: &Library, dir: &Path, scratch: &Path) -> Result<u64, String> {
     let files: Vec<PathBuf> = files_in(dir).into_iter().map(|(f, _)| f).collect();
-    Ok(of_files(p, &files, scratch)?.branches)
+    Ok(of_files(p, lib, &files, scratch)?.branches)
 }
 
 /// Fills `run`'s branches, lines and coverage over time from its corpus directory `corpus`;
 /// the replays' scratch files go in `work`.
 pub fn measure(
     p: &Paths,
+    lib: &Library,
     run: &mut Run,
     corpus: &Path,
     work: &Path,
@@ -98,7 +107,7 @@ pub fn measure(
                 .map(|(f, _)| f.clone())
                 .collect()
         };
-        let cov = of_files(p, &upto, &work.join("cov"))?;
+        let cov = of_files(p, lib, &upto, &work.join("cov"))?;
         run.over_time.push((t.as_secs_f64(), cov.branches));
         if quarter == 4 {
             run.branches = Some(cov.branches);

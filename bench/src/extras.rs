@@ -1,10 +1,10 @@
-//! The runs besides the libpng table: engine overhead on the empty harness, the bare loop,
+//! The runs besides the suite's tables: engine overhead on the empty harness, the bare loop,
 //! scaling and time to crash on the magic harness.
 
 use std::{fs, path::Path, process::Command};
 
 use crate::{
-    fuzzers::{Fuzzer, EMPTY, MAGIC, SCALING},
+    fuzzers::{Bin, Fuzzer, EMPTY, MAGIC, SCALING},
     paths::Paths,
     report::Run,
     run::{fuzz, time_to_crash},
@@ -23,6 +23,7 @@ pub fn extras(
 ) -> Result<Vec<Run>, String> {
     let mut runs = Vec::new();
     let short = secs.min(10);
+    let libpng_seeds = p.root.join("corpus/libpng");
     let available = |f: &&Fuzzer| afl || !f.needs_afl();
     for f in EMPTY.iter().filter(available) {
         println!("bench: {} on the empty harness ({short} s)", f.name);
@@ -30,6 +31,7 @@ pub fn extras(
             p,
             f,
             &work.join(format!("empty-{}", f.name)),
+            &libpng_seeds,
             short,
             Some(core),
             "empty",
@@ -46,6 +48,7 @@ pub fn extras(
             p,
             &s.fuzzer,
             &work.join(s.dir),
+            &libpng_seeds,
             secs,
             pinned,
             "scaling",
@@ -88,7 +91,7 @@ fn bare_loop(p: &Paths, work: &Path, secs: u64, core: usize) -> Result<Run, Stri
     let out = Command::new("taskset")
         .arg("-c")
         .arg(core.to_string())
-        .arg(p.bin("libpng-bare"))
+        .arg(Bin::bench("libpng", "-bare").path(p))
         .arg(&list)
         .arg(secs.to_string())
         .output()

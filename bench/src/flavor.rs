@@ -1,19 +1,18 @@
 //! The ways the bench compiles the peers (-O2 each): libFuzzer, AFL++, AFL++ CmpLog, llvm-cov
-//! and plain; and what each compiles: libpng, the libpng harness, one-file helpers.
+//! and plain; and what each compiles: a library of the suite with its harness, one-file
+//! helpers.
 
-use harness_builder::LIBPNG_SOURCES;
+use harness_builder::{compile::Job, Library};
 use std::{
-    fs,
     path::{Path, PathBuf},
     process::Command,
-    thread,
 };
 
 use crate::paths::Paths;
 
 /// One way of compiling: C compiler, C++ compiler, flags for compiling, env.
 pub struct Flavor {
-    name: &'static str,
+    pub name: &'static str,
     cc: &'static str,
     cxx: &'static str,
     cflags: &'static [&'static str],
@@ -63,108 +62,78 @@ pub const PLAIN: Flavor = Flavor {
     needs_afl: false,
 };
 
-pub fn run(program: &str, args: &[String], env: &[(&str, &str)]) -> Result<(), String> {
-    let status = Command::new(program)
-        .args(args)
-        .envs(env.iter().copied())
-        .status()
-        .map_err(|e| format!("cannot run {program}: {e}"))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("{program} {} failed ({status})", args.join(" ")))
-    }
-}
-
-pub fn s(p: &Path) -> String {
-    p.display().to_string()
-}
-
 impl Flavor {
-    fn compile_c(&self, src: &Path, obj: &Path, include: &[&Path]) -> Result<(), String> {
-        let mut args: Vec<String> = self.cflags.iter().map(|f| f.to_string()).collect();
-        for dir in include {
-            args.push(format!("-I{}", s(dir)));
-        }
-        args.extend(["-c".into(), s(src), "-o".into(), s(obj)]);
-        run(self.cc, &args, self.env)
+    fn flags(&self) -> Vec<String> {
+        self.cflags.iter().map(|f| f.to_string()).collect()
     }
 
-    /// Links with the C++ driver; `link_flags` decide the main (e.g. `-fsanitize=fuzzer`).
-    pub fn link(&self, inputs: &[PathBuf], link_flags: &[&str], out: &Path) -> Result<(), String> {
-        let mut args: Vec<String> = self.cflags.iter().map(|f| f.to_string()).collect();
-        args.extend(link_flags.iter().map(|f| f.to_string()));
-        args.extend(inputs.iter().map(|p| s(p)));
-        args.extend(["-lz".into(), "-o".into(), s(out)]);
-        run(self.cxx, &args, self.env)
+    fn compilers(&self) -> (&Path, &Path) {
+        (Path::new(self.cc), Path::new(self.cxx))
     }
 
-    /// libpng as a static library, compiled in this flavor.
-    pub fn libpng(&self, p: &Paths) -> Result<PathBuf, String> {
-        let dir = p.build.join(format!("libpng-objects-{}", self.name));
-        let archive = dir.join("libpng.a");
-        if archive.exists() {
-            return Ok(archive);
-        }
-        fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
-        let src = libpng_src::source_path();
-        fs::copy(
-            src.join("scripts/pnglibconf.h.prebuilt"),
-            dir.join("pnglibconf.h"),
-        )
-        .map_err(|e| e.to_string())?;
-        let objs: Vec<PathBuf> = LIBPNG_SOURCES
-            .iter()
-            .map(|f| dir.join(f.replace(".c", ".o")))
-            .collect();
-        thread::scope(|scope| {
-            let jobs: Vec<_> = LIBPNG_SOURCES
-                .chunks(LIBPNG_SOURCES.len().div_ceil(2))
-                .map(|chunk| {
-                    let (src, dir) = (&src, &dir);
-                    scope.spawn(move || {
-                        chunk.iter().try_for_each(|f| {
-                            self.compile_c(
-                                &src.join(f),
-                                &dir.join(f.replace(".c", ".o")),
-                                &[dir, src],
-                            )
-                        })
-                    })
-                })
-                .collect();
-            jobs.into_iter().try_for_each(|j| {
-                j.join()
-                    .map_err(|_| "compile thread panicked".to_string())?
-            })
-        })?;
-        let mut args = vec!["rcs".to_string(), s(&archive)];
-        args.extend(objs.iter().map(|o| s(o)));
-        run("ar", &args, &[])?;
-        Ok(archive)
+    fn with_env(&self, mut job: Job) -> Job {
+        job.command.envs(self.env.iter().copied());
+        job
     }
 
-    /// The libpng harness as an object in this flavor: it needs libpng's headers and this
-    /// flavor's pnglibconf.h (so libpng is built first).
-    pub fn libpng_harness(&self, p: &Paths) -> Result<PathBuf, String> {
-        let lib = self.libpng(p)?;
-        let harness = p.root.join("harnesses/libpng/libpng_read_fuzzer.cc");
-        let obj = p.build.join(format!("libpng_read_fuzzer-{}.o", self.name));
-        let mut args: Vec<String> = self.cflags.iter().map(|f| f.to_string()).collect();
-        args.extend([
-            format!("-I{}", s(lib.parent().unwrap())),
-            format!("-I{}", s(&libpng_src::source_path())),
-        ]);
-        args.extend(["-c".into(), s(&harness), "-o".into(), s(&obj)]);
-        run(self.cxx, &args, self.env)?;
-        Ok(obj)
+    /// `lib` in this flavor, in `target/bench-build/objects-FLAVOR/NAME/`: the compile jobs
+    /// (library and harness), the archive job, and the harness object and the archive.
+    pub fn library(&self, p: &Paths, lib: &Library) -> Result<LibraryJobs, String> {
+        let dir = p
+            .build
+            .join(format!("objects-{}", self.name))
+            .join(lib.name);
+        let flags = self.flags();
+        let (jobs, objects) = lib.library_jobs(&p.root, self.compilers(), &flags, &dir)?;
+        let harness = dir.join("harness.o");
+        let mut compiles: Vec<Job> = jobs.into_iter().map(|j| self.with_env(j)).collect();
+        compiles.push(self.with_env(lib.harness_job(
+            &p.root,
+            self.compilers(),
+            &flags,
+            &dir,
+            &harness,
+        )?));
+        let archive = dir.join(format!("lib{}.a", lib.name));
+        Ok(LibraryJobs {
+            compiles,
+            archive_job: Job::archive(&archive, &objects),
+            harness,
+            archive,
+        })
     }
 
     /// A one-file C helper (`bench/c/NAME.c` or a harness) as an object in this flavor.
-    pub fn helper(&self, p: &Paths, source: &Path) -> Result<PathBuf, String> {
+    pub fn helper(&self, p: &Paths, source: &Path) -> (Job, PathBuf) {
         let stem = source.file_stem().unwrap().to_string_lossy();
         let obj = p.build.join(format!("{stem}-{}.o", self.name));
-        self.compile_c(source, &obj, &[])?;
-        Ok(obj)
+        let job = Job::compile(Path::new(self.cc), &self.flags(), &[], source, &obj);
+        (self.with_env(job), obj)
     }
+
+    /// Links `inputs` with the C++ driver; `link_flags` decide the main (e.g.
+    /// `-fsanitize=fuzzer`), `libs` are the system libraries.
+    pub fn link(&self, inputs: &[PathBuf], link_flags: &[&str], libs: &[&str], out: &Path) -> Job {
+        let mut command = Command::new(self.cxx);
+        command
+            .args(self.flags())
+            .args(link_flags)
+            .args(inputs)
+            .args(libs)
+            .arg("-o")
+            .arg(out);
+        self.with_env(Job {
+            command,
+            output: out.to_path_buf(),
+            inputs: inputs.to_vec(),
+        })
+    }
+}
+
+/// One library compiled in one flavor.
+pub struct LibraryJobs {
+    pub compiles: Vec<Job>,
+    pub archive_job: Job,
+    pub harness: PathBuf,
+    pub archive: PathBuf,
 }

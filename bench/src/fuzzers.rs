@@ -1,5 +1,5 @@
-//! Every fuzzer the bench runs, as tables: the libpng table (ours in each mode against
-//! libFuzzer and AFL++), the empty harness, the scaling runs and the magic harness.
+//! Every fuzzer the bench runs, as tables: the suite's (ours in each mode against libFuzzer
+//! and AFL++, on every target), the empty harness, the scaling runs and the magic harness.
 
 use std::{
     path::PathBuf,
@@ -8,29 +8,63 @@ use std::{
 
 use crate::{mode::Mode, paths::Paths};
 
-/// A binary, by the directory it is built into.
+/// Where a binary is built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bin {
-    /// `target/fuzzers/NAME`: ours, built by `harness-builder`.
-    Ours(&'static str),
-    /// `target/release/NAME`: built by cargo.
-    Release(&'static str),
-    /// `target/bench-build/NAME`: built by the bench (`builds.rs`).
-    Bench(&'static str),
+pub enum Place {
+    /// `target/fuzzers/`: ours, built by `harness-builder`.
+    Ours,
+    /// `target/release/`: built by cargo.
+    Release,
+    /// `target/bench-build/`: built by the bench (`builds.rs`).
+    Bench,
+}
+
+/// A binary: `PLACE/STEM SUFFIX`, where the stem is a target (`zlib`) or a one-file harness
+/// (`magic`) and the suffix the build (`-libfuzzer`), so one table serves every target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Bin {
+    pub place: Place,
+    pub stem: &'static str,
+    pub suffix: &'static str,
 }
 
 impl Bin {
-    pub fn path(self, p: &Paths) -> PathBuf {
-        match self {
-            Self::Ours(name) => p.fuzzers.join(name),
-            Self::Release(name) => p.release.join(name),
-            Self::Bench(name) => p.bin(name),
+    pub const fn ours(stem: &'static str, suffix: &'static str) -> Self {
+        Self {
+            place: Place::Ours,
+            stem,
+            suffix,
         }
+    }
+
+    pub const fn bench(stem: &'static str, suffix: &'static str) -> Self {
+        Self {
+            place: Place::Bench,
+            stem,
+            suffix,
+        }
+    }
+
+    pub fn name(self) -> String {
+        format!("{}{}", self.stem, self.suffix)
+    }
+
+    pub fn path(self, p: &Paths) -> PathBuf {
+        let dir = match self.place {
+            Place::Ours => &p.fuzzers,
+            Place::Release => &p.release,
+            Place::Bench => &p.build,
+        };
+        dir.join(self.name())
     }
 }
 
 /// Our out-of-process driver, which runs a standalone target.
-const DRIVER: Bin = Bin::Release("fuzzer");
+const DRIVER: Bin = Bin {
+    place: Place::Release,
+    stem: "fuzzer",
+    suffix: "",
+};
 
 /// How a fuzzer is started and where it leaves its results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -100,42 +134,41 @@ impl Fuzzer {
     }
 }
 
-/// The libpng table, in the order of `--list`, of the runs and of the summary.
-pub const LIBPNG: &[Fuzzer] = &[
-    Fuzzer::ours("ours-direct", Mode::Direct, Bin::Ours("libpng")),
-    // The yardstick of what comparison logging costs (the speed goals at the top).
-    Fuzzer::ours(
-        "ours-direct-nocmplog",
-        Mode::Direct,
-        Bin::Ours("libpng-nocmplog"),
-    ),
-    Fuzzer::ours("ours-reset", Mode::Reset, Bin::Ours("libpng")),
-    Fuzzer::ours("ours-fork", Mode::Fork, Bin::Ours("libpng")),
-    Fuzzer::ours(
-        "ours-forkserver",
-        Mode::Forkserver,
-        Bin::Ours("libpng-standalone"),
-    ),
-    Fuzzer::ours(
-        "ours-persistent",
-        Mode::Persistent,
-        Bin::Ours("libpng-standalone"),
-    ),
-    Fuzzer::libfuzzer(Bin::Bench("libpng-libfuzzer")),
-    Fuzzer::afl("aflpp-persistent", Bin::Bench("libpng-afl"), false, None),
-    Fuzzer::afl(
-        "aflpp-forkserver",
-        Bin::Bench("libpng-afl-onefile"),
-        true,
-        None,
-    ),
-];
+/// The fuzzers run on every target of the suite, in the order of `--list`, of the runs and
+/// of the summary: ours in each mode, and the peers built from the same sources and flags.
+pub fn suite(target: &'static str) -> [Fuzzer; 10] {
+    let ours = |suffix| Bin::ours(target, suffix);
+    let bench = |suffix| Bin::bench(target, suffix);
+    [
+        Fuzzer::ours("ours-direct", Mode::Direct, ours("")),
+        // The yardstick of what comparison logging costs (the speed goals at the top).
+        Fuzzer::ours("ours-direct-nocmplog", Mode::Direct, ours("-nocmplog")),
+        Fuzzer::ours("ours-reset", Mode::Reset, ours("")),
+        Fuzzer::ours("ours-fork", Mode::Fork, ours("")),
+        Fuzzer::ours("ours-forkserver", Mode::Forkserver, ours("-standalone")),
+        Fuzzer::ours("ours-persistent", Mode::Persistent, ours("-standalone")),
+        Fuzzer::libfuzzer(bench("-libfuzzer")),
+        Fuzzer::afl("aflpp-persistent", bench("-afl"), false, None),
+        Fuzzer::afl(
+            "aflpp-cmplog",
+            bench("-afl"),
+            false,
+            Some(bench("-afl-cmplog")),
+        ),
+        Fuzzer::afl("aflpp-forkserver", bench("-afl-onefile"), true, None),
+    ]
+}
+
+/// The names of `suite`'s fuzzers.
+pub fn suite_names() -> Vec<&'static str> {
+    suite("-").iter().map(|f| f.name).collect()
+}
 
 /// Engine overhead: each engine on a harness that does nothing.
 pub const EMPTY: &[Fuzzer] = &[
-    Fuzzer::ours("ours-direct", Mode::Direct, Bin::Bench("empty-lafuzz")),
-    Fuzzer::libfuzzer(Bin::Bench("empty-libfuzzer")),
-    Fuzzer::afl("aflpp-persistent", Bin::Bench("empty-afl"), false, None),
+    Fuzzer::ours("ours-direct", Mode::Direct, Bin::bench("empty", "-lafuzz")),
+    Fuzzer::libfuzzer(Bin::bench("empty", "-libfuzzer")),
+    Fuzzer::afl("aflpp-persistent", Bin::bench("empty", "-afl"), false, None),
 ];
 
 /// One scaling run of ours on libpng: its name, its work directory, pinned to the bench's
@@ -148,12 +181,16 @@ pub struct Scaling {
 
 pub const SCALING: &[Scaling] = &[
     Scaling {
-        fuzzer: Fuzzer::ours("ours-direct-all-cores", Mode::Direct, Bin::Ours("libpng")),
+        fuzzer: Fuzzer::ours(
+            "ours-direct-all-cores",
+            Mode::Direct,
+            Bin::ours("libpng", ""),
+        ),
         dir: "scaling-all",
         pinned: false,
     },
     Scaling {
-        fuzzer: Fuzzer::ours("ours-direct-1-core", Mode::Direct, Bin::Ours("libpng")),
+        fuzzer: Fuzzer::ours("ours-direct-1-core", Mode::Direct, Bin::ours("libpng", "")),
         dir: "scaling-one",
         pinned: true,
     },
@@ -161,13 +198,13 @@ pub const SCALING: &[Scaling] = &[
 
 /// Comparison solving: time to the magic harness's crash.
 pub const MAGIC: &[Fuzzer] = &[
-    Fuzzer::ours("ours-direct", Mode::Direct, Bin::Ours("magic")),
-    Fuzzer::libfuzzer(Bin::Bench("magic-libfuzzer")),
+    Fuzzer::ours("ours-direct", Mode::Direct, Bin::ours("magic", "")),
+    Fuzzer::libfuzzer(Bin::bench("magic", "-libfuzzer")),
     Fuzzer::afl(
         "aflpp-cmplog",
-        Bin::Bench("magic-afl"),
+        Bin::bench("magic", "-afl"),
         false,
-        Some(Bin::Bench("magic-afl-cmplog")),
+        Some(Bin::bench("magic", "-afl-cmplog")),
     ),
 ];
 

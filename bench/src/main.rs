@@ -1,8 +1,10 @@
-//! `lafuzz-bench` (`cargo make bench`): every mode of ours against libFuzzer and AFL++ on the
-//! same libpng build, seeds and dictionary, one fuzzer at a time on one pinned core; coverage
-//! measured by replaying each final corpus through one llvm-cov build. Also: engine overhead
-//! on an empty harness, a bare loop without fuzzer, multi-core scaling, and time to the
-//! magic-comparison crash. Writes `bench/results/<timestamp>/` and prints the summary.
+//! `lafuzz-bench` (`cargo make bench`): every mode of ours against libFuzzer and AFL++ on a
+//! suite of real libraries (`harness_builder::LIBRARIES`), each built from the same sources
+//! and flags for every fuzzer, from the same seeds, without dictionary, one fuzzer at a time
+//! on one pinned core; coverage measured by replaying each final corpus through one llvm-cov
+//! build. Also: engine overhead on an empty harness, a bare loop without fuzzer, multi-core
+//! scaling, and time to the magic-comparison crash. Writes `bench/results/<timestamp>/` and
+//! prints the summary.
 
 mod builds;
 mod command;
@@ -16,6 +18,7 @@ mod mode;
 mod parse;
 mod paths;
 mod plot;
+mod readme;
 mod report;
 mod run;
 mod summary;
@@ -29,8 +32,10 @@ use std::{
 
 use clap::Parser;
 
+use harness_builder::{Library, LIBRARIES};
+
 use crate::{
-    fuzzers::{Fuzzer, LIBPNG},
+    fuzzers::{suite, suite_names},
     paths::Paths,
     report::Run,
 };
@@ -38,16 +43,19 @@ use crate::{
 #[derive(Debug, Parser)]
 #[command(
     name = "lafuzz-bench",
-    about = "Side-by-side fuzzer benchmark on libpng"
+    about = "Side-by-side fuzzer benchmark on a suite of real libraries"
 )]
 struct Options {
     /// Seconds per fuzzing run.
     #[arg(long, default_value_t = 60)]
     time: u64,
-    /// Trials per fuzzer (medians are reported).
+    /// Trials per fuzzer and target (medians are reported).
     #[arg(long, default_value_t = 1)]
     trials: usize,
-    /// Fuzzers for the libpng table (default: all); see --list.
+    /// Targets of the suite (default: all); see --list.
+    #[arg(long, value_delimiter = ',')]
+    targets: Vec<String>,
+    /// Fuzzers run on each target (default: all); see --list.
     #[arg(long, value_delimiter = ',')]
     fuzzers: Vec<String>,
     /// Skip the extras: empty harness, bare loop, scaling, magic harness.
@@ -62,7 +70,10 @@ struct Options {
     /// Output directory (default: bench/results/<timestamp>).
     #[arg(long)]
     out: Option<PathBuf>,
-    /// List the fuzzers and exit.
+    /// Write the suite's results into README.md's "Results" section.
+    #[arg(long)]
+    readme: bool,
+    /// List the targets and the fuzzers and exit.
     #[arg(long)]
     list: bool,
 }
@@ -74,23 +85,45 @@ fn main() {
     }
 }
 
+/// The chosen items of `all` (all of them when `chosen` is empty); an unknown name is an error.
+fn choose<'a, T>(
+    all: &'a [T],
+    name: impl Fn(&T) -> &str,
+    chosen: &[String],
+    what: &str,
+) -> Result<Vec<&'a T>, String> {
+    if let Some(unknown) = chosen.iter().find(|c| !all.iter().any(|a| name(a) == *c)) {
+        return Err(format!("unknown {what} {unknown}; --list shows them"));
+    }
+    Ok(all
+        .iter()
+        .filter(|a| chosen.is_empty() || chosen.iter().any(|c| c == name(a)))
+        .collect())
+}
+
 fn run(opts: Options) -> Result<(), String> {
     // AFL++ starts its fork servers in sessions of their own; as their subreaper the bench can
     // still stop everything a run leaves behind.
     lafuzz::supervisor::become_subreaper();
     let paths = Paths::new()?;
-    let afl = fuzzers::afl_available();
     if opts.list {
-        for f in LIBPNG {
-            println!("{}", f.name);
-        }
+        println!(
+            "targets: {}",
+            LIBRARIES
+                .iter()
+                .map(|l| l.name)
+                .collect::<Vec<_>>()
+                .join(",")
+        );
+        println!("fuzzers: {}", suite_names().join(","));
         return Ok(());
     }
-    for name in &opts.fuzzers {
-        if !LIBPNG.iter().any(|f| f.name == name) {
-            return Err(format!("unknown fuzzer {name}; --list shows them"));
-        }
-    }
+    let targets: Vec<&'static Library> = choose(LIBRARIES, |l| l.name, &opts.targets, "target")?;
+    let names = suite_names();
+    let fuzzer_names = choose(&names, |n| n, &opts.fuzzers, "fuzzer")?;
+    let afl = fuzzers::afl_available();
+    // The extras run on libpng's builds and seeds.
+    let extras = !opts.no_extras && targets.iter().any(|t| t.name == "libpng");
     let stamp = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_err(|e| e.to_string())?
@@ -103,43 +136,62 @@ fn run(opts: Options) -> Result<(), String> {
     if !afl {
         println!("bench: afl-fuzz not found (Debian package afl++): AFL++ runs are skipped");
     }
-    builds::build_all(&paths, afl)?;
+    builds::build_all(&paths, afl, &targets, extras)?;
 
-    let chosen: Vec<&Fuzzer> = LIBPNG
-        .iter()
-        .filter(|f| opts.fuzzers.is_empty() || opts.fuzzers.iter().any(|n| n == f.name))
-        .filter(|f| afl || !f.needs_afl())
-        .collect();
     let core = supervise::bench_core();
-    let seeds_cov = coverage::of_dir(
-        &paths,
-        &paths.root.join("corpus/libpng"),
-        &out.join("seeds"),
-    )?;
     let mut runs: Vec<Run> = Vec::new();
     for trial in 0..opts.trials {
-        for fuzzer in &chosen {
-            println!(
-                "bench: {} (trial {}/{}, {} s)",
-                fuzzer.name,
-                trial + 1,
-                opts.trials,
-                opts.time
-            );
-            let work = out.join("work").join(format!("{}-{trial}", fuzzer.name));
-            let mut run = run::fuzz(&paths, fuzzer, &work, opts.time, Some(core), "libpng")?;
-            run.trial = trial;
-            let corpus = fuzzer.kind.corpus_dir(&work);
-            coverage::measure(&paths, &mut run, &corpus, &work, opts.time, seeds_cov)?;
-            println!(
-                "  {:.0} execs/s, {} branches",
-                run.execs_per_sec(),
-                run.branches.unwrap_or(0)
-            );
-            runs.push(run);
+        for lib in &targets {
+            let seeds = lib.seeds(&paths.root);
+            let seeds_branches =
+                coverage::of_dir(&paths, lib, &seeds, &out.join("seeds").join(lib.name))?;
+            for fuzzer in suite(lib.name)
+                .iter()
+                .filter(|f| fuzzer_names.contains(&&f.name))
+                .filter(|f| afl || !f.needs_afl())
+            {
+                println!(
+                    "bench: {} on {} (trial {}/{}, {} s)",
+                    fuzzer.name,
+                    lib.name,
+                    trial + 1,
+                    opts.trials,
+                    opts.time
+                );
+                let work = out
+                    .join("work")
+                    .join(format!("{}-{}-{trial}", lib.name, fuzzer.name));
+                let mut run = run::fuzz(
+                    &paths,
+                    fuzzer,
+                    &work,
+                    &seeds,
+                    opts.time,
+                    Some(core),
+                    lib.name,
+                )?;
+                run.trial = trial;
+                let corpus = fuzzer.kind.corpus_dir(&work);
+                coverage::measure(
+                    &paths,
+                    lib,
+                    &mut run,
+                    &corpus,
+                    &work,
+                    opts.time,
+                    seeds_branches,
+                )?;
+                println!(
+                    "  {:.0} execs/s, {} branches",
+                    run.execs_per_sec(),
+                    run.branches.unwrap_or(0)
+                );
+                runs.push(run);
+                let _ = fs::remove_dir_all(&work);
+            }
         }
     }
-    if !opts.no_extras {
+    if extras {
         runs.extend(extras::extras(
             &paths,
             &out.join("work"),
@@ -151,10 +203,17 @@ fn run(opts: Options) -> Result<(), String> {
         )?);
     }
     fs::write(out.join("results.csv"), report::csv(&runs)).map_err(|e| e.to_string())?;
-    let summary = summary::summary(&runs, opts.time, opts.trials);
+    let target_names: Vec<&str> = targets.iter().map(|t| t.name).collect();
+    let summary = summary::summary(&runs, &target_names, opts.time, opts.trials);
     fs::write(out.join("summary.md"), &summary).map_err(|e| e.to_string())?;
-    if let Err(e) = plot::plot(&runs, &out) {
-        println!("bench: no coverage.png: {e}");
+    for target in &target_names {
+        if let Err(e) = plot::plot(&runs, target, &out) {
+            println!("bench: no coverage plot for {target}: {e}");
+        }
+    }
+    if opts.readme {
+        readme::update(&paths.root, &runs, &target_names, opts.time, opts.trials)?;
+        println!("bench: README.md's Results section updated");
     }
     let _ = fs::remove_dir_all(out.join("work"));
     println!("\n{summary}\nbench: results in {}", out.display());

@@ -24,7 +24,4 @@ impl Paths {
             release,
         })
     }
-    pub fn bin(&self, name: &str) -> PathBuf {
-        self.build.join(name)
-    }
 }

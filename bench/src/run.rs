@@ -8,11 +8,13 @@ use crate::{
     supervise::start,
 };
 
-/// Runs `f` on libpng's seeds (or `workload`'s) for `secs`.
+/// Runs `f` from `seeds` for `secs`; the run is counted under `workload` (a target's name,
+/// or an extra's).
 pub fn fuzz(
     p: &Paths,
     f: &Fuzzer,
     work: &Path,
+    seeds: &Path,
     secs: u64,
     core: Option<usize>,
     workload: &str,
@@ -20,8 +22,7 @@ pub fn fuzz(
     let _ = fs::remove_dir_all(work);
     fs::create_dir_all(work).map_err(|e| e.to_string())?;
     let log = work.join("log");
-    let seeds = p.root.join("corpus/libpng");
-    let started = start(command(p, f, work, &seeds, secs, core, true), &log)?;
+    let started = start(command(p, f, work, seeds, secs, core), &log)?;
     let limit = Duration::from_secs(secs + 60);
     let (wall, cpu) = started.finish(limit, || false);
     let execs = f.kind.execs(work, &log);
@@ -60,7 +61,7 @@ pub fn time_to_crash(
     fs::create_dir_all(&seeds).map_err(|e| e.to_string())?;
     fs::copy(p.root.join("corpus/magic/zeros"), seeds.join("zeros")).map_err(|e| e.to_string())?;
     let started = start(
-        command(p, f, work, &seeds, cap, Some(core), false),
+        command(p, f, work, &seeds, cap, Some(core)),
         &work.join("log"),
     )?;
     let kind = f.kind;

@@ -1,5 +1,6 @@
-//! `summary.md`: the libpng table (medians over trials, ours against the best peer), the
-//! extras' tables and time to the magic crash.
+//! `summary.md`: the overview over targets (each mode of ours against the peer of its kind,
+//! geometric means), one table per target (medians over trials, ours against the best peer),
+//! the extras' tables and time to the magic crash.
 
 use std::fmt::Write as _;
 
@@ -12,7 +13,7 @@ pub struct Row {
     ours: bool,
     pub execs_per_sec: f64,
     execs_per_cpu_sec: f64,
-    branches: Option<f64>,
+    pub branches: Option<f64>,
     lines: Option<f64>,
     corpus: f64,
 }
@@ -59,48 +60,132 @@ fn num(v: Option<f64>) -> String {
     v.map_or("-".into(), |v| format!("{v:.0}"))
 }
 
-/// The summary table, Markdown.
-pub fn summary(runs: &[Run], secs: u64, trials: usize) -> String {
-    let mut out = format!(
-        "# Fuzzer benchmark: libpng, {secs} s per run, {trials} trial(s), one pinned core each\n\n"
-    );
-    out.push_str(&goals(runs));
-    let main = rows(runs, "libpng");
-    if !main.is_empty() {
-        let best_speed = main
+/// The peers a target's branches are compared with: the best of them.
+const BEST_PEERS: &[&str] = &["libfuzzer", "aflpp-persistent", "aflpp-cmplog"];
+
+/// Each mode of ours against the peer of its own kind ("best": the best of `BEST_PEERS`).
+const KIND_PEERS: &[(&str, &str)] = &[
+    ("ours-direct", "best"),
+    ("ours-reset", "libfuzzer"),
+    ("ours-fork", "aflpp-forkserver"),
+    ("ours-forkserver", "aflpp-forkserver"),
+    ("ours-persistent", "aflpp-persistent"),
+];
+
+/// Median branches of `fuzzer` in `rows`; "best": the best of `BEST_PEERS`.
+fn branches_of(rows: &[Row], fuzzer: &str) -> Option<f64> {
+    if fuzzer == "best" {
+        return rows
             .iter()
-            .filter(|r| !r.ours)
-            .map(|r| r.execs_per_sec)
-            .fold(0.0, f64::max);
-        let best_branches = main
-            .iter()
-            .filter(|r| !r.ours)
+            .filter(|r| BEST_PEERS.contains(&r.fuzzer.as_str()))
             .filter_map(|r| r.branches)
-            .fold(0.0, f64::max);
-        out.push_str("| fuzzer | execs/s | execs/CPU-s | branches | lines | corpus | speed vs best peer | branches vs best peer |\n");
-        out.push_str("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
-        for r in &main {
-            let (speed_ratio, branch_ratio) = if r.ours {
-                (
-                    ratio(r.execs_per_sec, best_speed),
-                    ratio(r.branches.unwrap_or(0.0), best_branches),
-                )
-            } else {
-                ("peer".into(), "peer".into())
-            };
-            let _ = writeln!(
+            .reduce(f64::max);
+    }
+    rows.iter().find(|r| r.fuzzer == fuzzer)?.branches
+}
+
+/// Branch ratios of each mode of ours to its peer, per target, with their geometric means.
+pub fn overview(runs: &[Run], targets: &[&str]) -> String {
+    let kinds: Vec<&(&str, &str)> = KIND_PEERS
+        .iter()
+        .filter(|(ours, _)| runs.iter().any(|r| r.fuzzer == *ours))
+        .collect();
+    if kinds.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "## Branches: each mode of ours / the peer of its kind (medians)\n\n| target |",
+    );
+    for (ours, peer) in &kinds {
+        let peer = if *peer == "best" { "best peer" } else { peer };
+        let _ = write!(out, " {ours} / {peer} |");
+    }
+    out.push_str("\n| --- |");
+    out.push_str(&" ---: |".repeat(kinds.len()));
+    out.push('\n');
+    let mut logs: Vec<Vec<f64>> = vec![Vec::new(); kinds.len()];
+    for target in targets {
+        let rs = rows(runs, target);
+        let _ = write!(out, "| {target} |");
+        for (i, (ours, peer)) in kinds.iter().enumerate() {
+            match (branches_of(&rs, ours), branches_of(&rs, peer)) {
+                (Some(o), Some(p)) if p > 0.0 => {
+                    logs[i].push((o / p).ln());
+                    let _ = write!(out, " {:.2}x ({o:.0} / {p:.0}) |", o / p);
+                }
+                _ => out.push_str(" - |"),
+            }
+        }
+        out.push('\n');
+    }
+    out.push_str("| **geometric mean** |");
+    for l in &logs {
+        if l.is_empty() {
+            out.push_str(" - |");
+        } else {
+            let _ = write!(
                 out,
-                "| {} | {:.0} | {:.0} | {} | {} | {:.0} | {} | {} |",
-                r.fuzzer,
-                r.execs_per_sec,
-                r.execs_per_cpu_sec,
-                num(r.branches),
-                num(r.lines),
-                r.corpus,
-                speed_ratio,
-                branch_ratio
+                " **{:.3}x** |",
+                (l.iter().sum::<f64>() / l.len() as f64).exp()
             );
         }
+    }
+    out.push_str("\n\n");
+    out
+}
+
+/// One target's table: every fuzzer, ours against the best peer.
+fn target_table(runs: &[Run], target: &str) -> String {
+    let main = rows(runs, target);
+    if main.is_empty() {
+        return String::new();
+    }
+    let best_speed = main
+        .iter()
+        .filter(|r| BEST_PEERS.contains(&r.fuzzer.as_str()))
+        .map(|r| r.execs_per_sec)
+        .fold(0.0, f64::max);
+    let best_branches = branches_of(&main, "best").unwrap_or(0.0);
+    let mut out = format!(
+        "## {target}\n\n| fuzzer | execs/s | execs/CPU-s | branches | lines | corpus | speed vs best peer | branches vs best peer |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n"
+    );
+    for r in &main {
+        let (speed_ratio, branch_ratio) = if r.ours {
+            (
+                ratio(r.execs_per_sec, best_speed),
+                ratio(r.branches.unwrap_or(0.0), best_branches),
+            )
+        } else {
+            ("peer".into(), "peer".into())
+        };
+        let _ = writeln!(
+            out,
+            "| {} | {:.0} | {:.0} | {} | {} | {:.0} | {} | {} |",
+            r.fuzzer,
+            r.execs_per_sec,
+            r.execs_per_cpu_sec,
+            num(r.branches),
+            num(r.lines),
+            r.corpus,
+            speed_ratio,
+            branch_ratio
+        );
+    }
+    out.push('\n');
+    out
+}
+
+/// The summary, Markdown: goals, the overview over targets, one table per target, extras.
+pub fn summary(runs: &[Run], targets: &[&str], secs: u64, trials: usize) -> String {
+    let mut out = format!(
+        "# Fuzzer benchmark: {}, {secs} s per run, {trials} trial(s), one pinned core each\n\n",
+        targets.join(", ")
+    );
+    out.push_str(&goals(runs, targets));
+    out.push_str(&overview(runs, targets));
+    for target in targets {
+        out.push_str(&target_table(runs, target));
     }
     for (workload, title) in [
         (
@@ -173,9 +258,9 @@ mod tests {
         let runs = [
             run("ours-direct", true, 300, 60),
             run("libfuzzer", false, 100, 40),
-            run("aflpp", false, 200, 50),
+            run("aflpp-persistent", false, 200, 50),
         ];
-        let text = summary(&runs, 10, 1);
+        let text = summary(&runs, &["libpng"], 10, 1);
         let ours = text
             .lines()
             .find(|l| l.starts_with("| ours-direct"))
@@ -185,6 +270,41 @@ mod tests {
         assert!(text
             .lines()
             .any(|l| l.starts_with("| libfuzzer") && l.ends_with("| peer | peer |")));
+    }
+
+    #[test]
+    fn overview_gives_each_mode_against_its_kind_and_the_geometric_mean() {
+        let on = |target: &str, fuzzer: &str, ours: bool, branches: u64| Run {
+            workload: target.into(),
+            ..run(fuzzer, ours, 100, branches)
+        };
+        let runs = [
+            on("a", "ours-direct", true, 200),
+            on("a", "libfuzzer", false, 100),
+            on("a", "aflpp-cmplog", false, 50),
+            on("a", "ours-reset", true, 50),
+            on("b", "ours-direct", true, 50),
+            on("b", "aflpp-persistent", false, 100),
+            on("b", "libfuzzer", false, 10),
+            on("b", "ours-reset", true, 20),
+        ];
+        let text = overview(&runs, &["a", "b"]);
+        assert!(
+            text.contains("| ours-direct / best peer | ours-reset / libfuzzer |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| a | 2.00x (200 / 100) | 0.50x (50 / 100) |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| b | 0.50x (50 / 100) | 2.00x (20 / 10) |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| **geometric mean** | **1.000x** | **1.000x** |"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -204,7 +324,7 @@ mod tests {
             mk("peer", Some(10.0)),
             mk("peer", None),
         ];
-        let text = summary(&runs, 10, 3);
+        let text = summary(&runs, &[], 10, 3);
         assert!(text.contains("| ours | 3.0 | 3/3 trials |"), "{text}");
         assert!(text.contains("| peer | > 60 | 1/3 trials |"), "{text}");
     }

@@ -1,20 +1,7 @@
-//! What the harness builder and the bench share about libpng's sources.
+//! What the harness builder and the bench share: the real libraries of the benchmark suite
+//! (where their sources come from, which files, which flags) and a parallel compile runner.
 
-/// libpng's library sources (everything but the test/example programs).
-pub const LIBPNG_SOURCES: &[&str] = &[
-    "png.c",
-    "pngerror.c",
-    "pngget.c",
-    "pngmem.c",
-    "pngpread.c",
-    "pngread.c",
-    "pngrio.c",
-    "pngrtran.c",
-    "pngrutil.c",
-    "pngset.c",
-    "pngtrans.c",
-    "pngwio.c",
-    "pngwrite.c",
-    "pngwtran.c",
-    "pngwutil.c",
-];
+pub mod compile;
+pub mod library;
+
+pub use library::{Library, LIBRARIES};

@@ -1,15 +1,17 @@
 //! `harness-builder`: builds every harness with our compiler wrapper into `target/fuzzers/`.
 //!
 //! Runs after `cargo build --release` (the wrapper and `liblafuzz.a` must exist); cargo-make's
-//! `build` task does both. libpng's source comes from the `libpng-src` crate.
+//! `build` task does both. The libraries' sources come from crates.io crates
+//! (`harness_builder::library`). Only what is older than its inputs is rebuilt.
 
-use harness_builder::LIBPNG_SOURCES;
+use harness_builder::{
+    compile::{self, Job},
+    Library, LIBRARIES,
+};
 use std::{
     env, fs,
     path::{Path, PathBuf},
     process::{exit, Command},
-    thread,
-    time::SystemTime,
 };
 
 /// A one-file C harness built into `target/fuzzers/NAME`.
@@ -63,29 +65,26 @@ const C_HARNESSES: &[CHarness] = &[
     c("stateful", "stateful-noreset", STATEFUL, &["-DNO_RESET"]),
 ];
 
-/// libpng compiled one way (in `target/harness-build/DIR`, with the wrapper's `flags`) and
-/// the fuzzers linked from those objects, each with its own link flag.
-struct LibpngBuild {
-    dir: &'static str,
+/// Every library is compiled two ways (objects in `target/harness-build/NAME[SUFFIX]`, with
+/// the wrapper's `flags`) and the fuzzers `NAME[SUFFIX]` are linked from those objects, each
+/// with its own wrapper flag. The build without comparison logging is the bench's yardstick
+/// for what comparison logging costs.
+struct LibraryBuild {
+    suffix: &'static str,
     flags: &'static [&'static str],
     fuzzers: &'static [(&'static str, Option<&'static str>)],
 }
 
-/// The in-process fuzzer and the standalone target share objects; the build without
-/// comparison logging is the bench's yardstick for what comparison logging costs.
-const LIBPNG_BUILDS: &[LibpngBuild] = &[
-    LibpngBuild {
-        dir: "libpng",
+const LIBRARY_BUILDS: &[LibraryBuild] = &[
+    LibraryBuild {
+        suffix: "",
         flags: &[],
-        fuzzers: &[
-            ("libpng", None),
-            ("libpng-standalone", Some("--standalone")),
-        ],
+        fuzzers: &[("", None), ("-standalone", Some("--standalone"))],
     },
-    LibpngBuild {
-        dir: "libpng-nocmplog",
+    LibraryBuild {
+        suffix: "-nocmplog",
         flags: &["--no-cmplog"],
-        fuzzers: &[("libpng-nocmplog", None)],
+        fuzzers: &[("-nocmplog", None)],
     },
 ];
 
@@ -129,130 +128,76 @@ fn run() -> Result<(), String> {
     fs::create_dir_all(&paths.build).map_err(|e| e.to_string())?;
     let wanted: Vec<String> = env::args().skip(1).collect();
     let want = |name: &str| wanted.is_empty() || wanted.iter().any(|w| w == name);
-    for h in C_HARNESSES.iter().filter(|h| want(h.group)) {
-        build_c(&paths, h)?;
-    }
-    if want("libpng") {
-        for build in LIBPNG_BUILDS {
-            build_libpng(&paths, build)?;
-        }
-    }
+    let harnesses = C_HARNESSES
+        .iter()
+        .filter(|h| want(h.group))
+        .map(|h| c_harness_job(&paths, h))
+        .collect();
+    compile::run_all(harnesses)?;
+    let libraries: Vec<&Library> = LIBRARIES.iter().filter(|l| want(l.name)).collect();
+    build_libraries(&paths, &libraries)?;
     Ok(())
 }
 
-fn run_cmd(cmd: &mut Command) -> Result<(), String> {
-    let status = cmd
-        .status()
-        .map_err(|e| format!("cannot run {:?}: {e}", cmd.get_program()))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("command failed ({status}): {cmd:?}"))
+fn c_harness_job(p: &Paths, h: &CHarness) -> Job {
+    let (cc, source) = (p.bin.join("libafl_cc"), p.root.join(h.source));
+    let out = p.fuzzers.join(h.name);
+    let mut command = Command::new(&cc);
+    command
+        .args(["-O2", "-g"])
+        .args(h.flags)
+        .arg(&source)
+        .arg("-o")
+        .arg(&out);
+    Job {
+        command,
+        output: out,
+        inputs: vec![source, cc, p.bin.join("liblafuzz.a")],
     }
 }
 
-fn modified(path: &Path) -> Option<SystemTime> {
-    fs::metadata(path).and_then(|m| m.modified()).ok()
-}
-
-/// True when `output` is missing or older than any of `inputs`.
-fn stale(output: &Path, inputs: &[&Path]) -> bool {
-    let Some(out) = modified(output) else {
-        return true;
-    };
-    inputs.iter().any(|i| modified(i).is_none_or(|t| t > out))
-}
-
-fn build_c(p: &Paths, h: &CHarness) -> Result<(), String> {
-    let out = p.fuzzers.join(h.name);
-    println!("building {}", out.display());
-    run_cmd(
-        Command::new(p.bin.join("libafl_cc"))
-            .args(["-O2", "-g"])
-            .args(h.flags)
-            .arg(p.root.join(h.source))
-            .arg("-o")
-            .arg(&out),
-    )
-}
-
-fn build_libpng(p: &Paths, how: &LibpngBuild) -> Result<(), String> {
-    let src = libpng_src::source_path();
-    let build = p.build.join(how.dir);
-    fs::create_dir_all(&build).map_err(|e| e.to_string())?;
-    fs::copy(
-        src.join("scripts/pnglibconf.h.prebuilt"),
-        build.join("pnglibconf.h"),
-    )
-    .map_err(|e| format!("cannot copy pnglibconf.h: {e}"))?;
-
-    let cc = p.bin.join("libafl_cc");
-    let jobs: Vec<(PathBuf, PathBuf)> = LIBPNG_SOURCES
-        .iter()
-        .map(|name| {
-            let obj = build.join(name.replace(".c", ".o"));
-            (src.join(name), obj)
-        })
-        .filter(|(c, o)| stale(o, &[c, &cc]))
-        .collect();
-    println!("compiling {} libpng source file(s)", jobs.len());
-    let threads = thread::available_parallelism().map_or(2, |n| n.get());
-    let chunk = jobs.len().div_ceil(threads).max(1);
-    thread::scope(|s| {
-        let handles: Vec<_> = jobs
-            .chunks(chunk)
-            .map(|part| {
-                s.spawn(|| {
-                    part.iter().try_for_each(|(c, o)| {
-                        run_cmd(
-                            Command::new(&cc)
-                                .args(how.flags)
-                                .args(["-O2", "-g", "-c"])
-                                .arg("-I")
-                                .arg(&build)
-                                .arg("-I")
-                                .arg(&src)
-                                .arg(c)
-                                .arg("-o")
-                                .arg(o),
-                        )
-                    })
-                })
-            })
-            .collect();
-        handles.into_iter().try_for_each(|h| {
-            h.join()
-                .map_err(|_| "compile thread panicked".to_string())?
-        })
-    })?;
-
-    let archive = build.join("libpng.a");
-    let _ = fs::remove_file(&archive);
-    run_cmd(
-        Command::new("ar").arg("rcs").arg(&archive).args(
-            LIBPNG_SOURCES
-                .iter()
-                .map(|n| build.join(n.replace(".c", ".o"))),
-        ),
-    )?;
-
-    for &(name, extra) in how.fuzzers {
-        let out = p.fuzzers.join(name);
-        println!("building {}", out.display());
-        run_cmd(
-            Command::new(p.bin.join("libafl_cxx"))
-                .args(how.flags)
-                .args(extra)
-                .args(["-O2", "-g"])
-                .arg("-I")
-                .arg(&build)
-                .arg("-I")
-                .arg(&src)
-                .arg(p.root.join("harnesses/libpng/libpng_read_fuzzer.cc"))
-                .arg(&archive)
-                .args(["-lz", "-o"])
-                .arg(&out),
-        )?;
+/// Compiles every library and harness the two ways, then archives and links: each step only
+/// where its output is older than its inputs.
+fn build_libraries(p: &Paths, libraries: &[&Library]) -> Result<(), String> {
+    let (cc, cxx) = (p.bin.join("libafl_cc"), p.bin.join("libafl_cxx"));
+    let runtime = p.bin.join("liblafuzz.a");
+    let (mut compiles, mut archives, mut links) = (Vec::new(), Vec::new(), Vec::new());
+    for lib in libraries {
+        for how in LIBRARY_BUILDS {
+            let build = p.build.join(format!("{}{}", lib.name, how.suffix));
+            let mut flags: Vec<String> = how.flags.iter().map(|f| f.to_string()).collect();
+            flags.extend(["-O2".into(), "-g".into()]);
+            let (jobs, objects) = lib.library_jobs(&p.root, (&cc, &cxx), &flags, &build)?;
+            compiles.extend(jobs);
+            let harness = build.join("harness.o");
+            compiles.push(lib.harness_job(&p.root, (&cc, &cxx), &flags, &build, &harness)?);
+            let archive = build.join(format!("lib{}.a", lib.name));
+            archives.push(Job::archive(&archive, &objects));
+            for &(suffix, extra) in how.fuzzers {
+                let out = p.fuzzers.join(format!("{}{suffix}", lib.name));
+                let mut link = Command::new(&cxx);
+                link.args(&flags)
+                    .args(extra)
+                    .arg(&harness)
+                    .arg(&archive)
+                    .args(lib.libs)
+                    .arg("-o")
+                    .arg(&out);
+                links.push(Job {
+                    command: link,
+                    output: out,
+                    inputs: vec![
+                        harness.clone(),
+                        archive.clone(),
+                        cxx.clone(),
+                        runtime.clone(),
+                    ],
+                });
+            }
+        }
+    }
+    for step in [compiles, archives, links] {
+        compile::run_all(step)?;
     }
     Ok(())
 }

@@ -1,0 +1,124 @@
+//! `--readme`: the suite's results written into README.md, between two markers, so the
+//! figures there always come from a run and never from typing.
+
+use std::{fmt::Write as _, fs, path::Path, process::Command};
+
+use crate::{
+    report::Run,
+    summary::{overview, rows},
+};
+
+const BEGIN: &str = "<!-- bench-results:begin -->";
+const END: &str = "<!-- bench-results:end -->";
+
+/// The machine, as `lscpu` names its processor, and its core count.
+fn machine() -> String {
+    let model = fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|m| m.trim().to_string())
+        })
+        .unwrap_or_else(|| "unknown processor".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{model}, {cores} cores")
+}
+
+fn today() -> String {
+    Command::new("date")
+        .args(["-u", "+%Y-%m-%d"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+        .unwrap_or_default()
+}
+
+/// The Results section's body: when and where, branches per fuzzer and target, the overview.
+pub fn section(runs: &[Run], targets: &[&str], secs: u64, trials: usize) -> String {
+    let mut fuzzers: Vec<&str> = Vec::new();
+    for r in runs
+        .iter()
+        .filter(|r| targets.contains(&r.workload.as_str()))
+    {
+        if !fuzzers.contains(&r.fuzzer.as_str()) {
+            fuzzers.push(&r.fuzzer);
+        }
+    }
+    let mut out = format!(
+        "Latest suite run: {}, `cargo make bench --time {secs} --trials {trials}`, {}; one \
+         pinned core per run, no dictionary, branches of the library's own code replayed \
+         through one llvm-cov build (medians).\n\n| target |",
+        today(),
+        machine()
+    );
+    for f in &fuzzers {
+        let _ = write!(out, " {f} |");
+    }
+    out.push_str("\n| --- |");
+    out.push_str(&" ---: |".repeat(fuzzers.len()));
+    out.push('\n');
+    for target in targets {
+        let rs = rows(runs, target);
+        let _ = write!(out, "| {target} |");
+        for f in &fuzzers {
+            match rs.iter().find(|r| r.fuzzer == *f) {
+                Some(r) => {
+                    let branches = r.branches.map_or("-".into(), |b| format!("{b:.0}"));
+                    let _ = write!(out, " {branches} ({:.0}/s) |", r.execs_per_sec);
+                }
+                None => out.push_str(" - |"),
+            }
+        }
+        out.push('\n');
+    }
+    out.push('\n');
+    out.push_str(&overview(runs, targets));
+    out
+}
+
+/// Replaces what lies between the markers in `root/README.md`.
+pub fn update(
+    root: &Path,
+    runs: &[Run],
+    targets: &[&str],
+    secs: u64,
+    trials: usize,
+) -> Result<(), String> {
+    let path = root.join("README.md");
+    let text = fs::read_to_string(&path).map_err(|e| format!("cannot read README.md: {e}"))?;
+    let (Some(begin), Some(end)) = (text.find(BEGIN), text.find(END)) else {
+        return Err(format!("README.md lacks the markers {BEGIN} and {END}"));
+    };
+    let updated = format!(
+        "{}{BEGIN}\n{}{}",
+        &text[..begin],
+        section(runs, targets, secs, trials),
+        &text[end..]
+    );
+    fs::write(&path, updated).map_err(|e| format!("cannot write README.md: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::sample_run as run;
+
+    #[test]
+    fn section_has_a_row_per_target_and_the_ratios() {
+        let runs = [
+            run("ours-direct", true, 300, 60),
+            run("libfuzzer", false, 100, 40),
+        ];
+        let text = section(&runs, &["libpng"], 10, 1);
+        assert!(
+            text.contains("| target | ours-direct | libfuzzer |"),
+            "{text}"
+        );
+        assert!(
+            text.contains("| libpng | 60 (30/s) | 40 (10/s) |"),
+            "{text}"
+        );
+        assert!(text.contains("1.50x (60 / 40)"), "{text}");
+    }
+}

@@ -1,0 +1,6 @@
+CREATE TABLE a(x, y);
+CREATE TABLE b(y, z);
+INSERT INTO a VALUES(1, 'p'), (2, 'q');
+INSERT INTO b VALUES('p', 10), ('r', 20);
+SELECT x, z FROM a LEFT JOIN b USING(y) GROUP BY x HAVING count(*) > 0;
+SELECT * FROM a WHERE x IN (SELECT z / 10 FROM b) UNION ALL SELECT 3, 'r';

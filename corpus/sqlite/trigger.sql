@@ -1,0 +1,6 @@
+CREATE TABLE log(msg TEXT);
+CREATE TABLE v(k PRIMARY KEY, val) WITHOUT ROWID;
+CREATE TRIGGER tr AFTER INSERT ON v BEGIN INSERT INTO log VALUES('added ' || new.k); END;
+CREATE VIEW vv AS SELECT k, val FROM v WHERE val > 1;
+INSERT INTO v VALUES('a', 1), ('b', 2) ON CONFLICT(k) DO UPDATE SET val = excluded.val;
+SELECT * FROM vv; SELECT group_concat(msg, ';') FROM log;

@@ -1,0 +1,284 @@
+//! The real libraries we fuzz and benchmark. Every one's sources come from a crates.io crate
+//! that bundles them (an optional dependency of this crate, never compiled: Cargo.lock pins
+//! its version and `cargo fetch` unpacks it); the harness is ours, in `harnesses/NAME/`, the
+//! seeds in `corpus/NAME/`.
+
+use std::{
+    env, fs,
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+use crate::compile::Job;
+
+pub struct Library {
+    /// The target's name: `target/fuzzers/NAME`, `corpus/NAME/`.
+    pub name: &'static str,
+    /// The crate that bundles the sources, and their folder inside it.
+    pub krate: &'static str,
+    pub dir: &'static str,
+    /// The library's sources, relative to `dir`.
+    pub sources: &'static [&'static str],
+    /// Include folders relative to `dir`; the build folder (config headers) comes first.
+    pub includes: &'static [&'static str],
+    /// Preprocessor flags, for the library and the harness.
+    pub defines: &'static [&'static str],
+    /// A configuration header copied from `dir` into the build folder (from, to).
+    pub config: Option<(&'static str, &'static str)>,
+    /// The harness, relative to the repository root.
+    pub harness: &'static str,
+    /// System libraries the link needs.
+    pub libs: &'static [&'static str],
+}
+
+/// The benchmark suite, libpng first (the target the README's `run-*` tasks fuzz).
+pub const LIBRARIES: &[Library] = &[
+    Library {
+        name: "libpng",
+        krate: "libpng-src",
+        dir: "libpng",
+        sources: &[
+            "png.c",
+            "pngerror.c",
+            "pngget.c",
+            "pngmem.c",
+            "pngpread.c",
+            "pngread.c",
+            "pngrio.c",
+            "pngrtran.c",
+            "pngrutil.c",
+            "pngset.c",
+            "pngtrans.c",
+            "pngwio.c",
+            "pngwrite.c",
+            "pngwtran.c",
+            "pngwutil.c",
+        ],
+        includes: &["."],
+        defines: &[],
+        config: Some(("scripts/pnglibconf.h.prebuilt", "pnglibconf.h")),
+        harness: "harnesses/libpng/libpng_read_fuzzer.cc",
+        libs: &["-lz"],
+    },
+    Library {
+        name: "zlib",
+        krate: "libz-sys",
+        dir: "src/zlib",
+        sources: &[
+            "adler32.c",
+            "compress.c",
+            "crc32.c",
+            "deflate.c",
+            "inffast.c",
+            "inflate.c",
+            "inftrees.c",
+            "trees.c",
+            "uncompr.c",
+            "zutil.c",
+        ],
+        includes: &["."],
+        defines: &[],
+        config: None,
+        harness: "harnesses/zlib/zlib_uncompress_fuzzer.c",
+        libs: &[],
+    },
+    Library {
+        name: "lcms",
+        krate: "lcms2-sys",
+        dir: "vendor",
+        sources: &[
+            "src/cmsalpha.c",
+            "src/cmscam02.c",
+            "src/cmscgats.c",
+            "src/cmscnvrt.c",
+            "src/cmserr.c",
+            "src/cmsgamma.c",
+            "src/cmsgmt.c",
+            "src/cmshalf.c",
+            "src/cmsintrp.c",
+            "src/cmsio0.c",
+            "src/cmsio1.c",
+            "src/cmslut.c",
+            "src/cmsmd5.c",
+            "src/cmsmtrx.c",
+            "src/cmsnamed.c",
+            "src/cmsopt.c",
+            "src/cmspack.c",
+            "src/cmspcs.c",
+            "src/cmsplugin.c",
+            "src/cmsps2.c",
+            "src/cmssamp.c",
+            "src/cmssm.c",
+            "src/cmstypes.c",
+            "src/cmsvirt.c",
+            "src/cmswtpnt.c",
+            "src/cmsxform.c",
+        ],
+        includes: &["include", "src"],
+        defines: &[],
+        config: None,
+        harness: "harnesses/lcms/cms_transform_fuzzer.c",
+        libs: &["-lm"],
+    },
+    Library {
+        name: "sqlite",
+        krate: "libsqlite3-sys",
+        dir: "sqlite3",
+        sources: &["sqlite3.c"],
+        includes: &["."],
+        // Single-threaded, no extensions loaded from disk; the limits of SQLite's own
+        // OSS-Fuzz build.
+        defines: &[
+            "-DSQLITE_THREADSAFE=0",
+            "-DSQLITE_OMIT_LOAD_EXTENSION",
+            "-DSQLITE_MAX_MEMORY=25000000",
+            "-DSQLITE_MAX_PAGE_COUNT=16384",
+            "-DSQLITE_PRINTF_PRECISION_LIMIT=1048576",
+        ],
+        config: None,
+        harness: "harnesses/sqlite/sqlite_exec_fuzzer.c",
+        libs: &["-lm"],
+    },
+    Library {
+        name: "harfbuzz",
+        krate: "harfbuzz-sys",
+        dir: "harfbuzz/src",
+        // HarfBuzz's one-file build of the whole library.
+        sources: &["harfbuzz.cc"],
+        includes: &["."],
+        defines: &[],
+        config: None,
+        harness: "harnesses/harfbuzz/hb_shape_fuzzer.cc",
+        libs: &[],
+    },
+];
+
+impl Library {
+    pub fn named(name: &str) -> Option<&'static Library> {
+        LIBRARIES.iter().find(|l| l.name == name)
+    }
+
+    /// The library's source folder (`dir` in the unpacked crate).
+    pub fn source_dir(&self, root: &Path) -> Result<PathBuf, String> {
+        Ok(crate_source(root, self.krate)?.join(self.dir))
+    }
+
+    /// The seed corpus, `corpus/NAME`.
+    pub fn seeds(&self, root: &Path) -> PathBuf {
+        root.join("corpus").join(self.name)
+    }
+
+    /// `-I`/`-D` flags for compiling in `build` (which holds the copied config header).
+    fn preprocessor_flags(&self, src: &Path, build: &Path) -> Vec<String> {
+        let mut flags = vec![format!("-I{}", build.display())];
+        flags.extend(
+            self.includes
+                .iter()
+                .map(|i| format!("-I{}", src.join(i).display())),
+        );
+        flags.extend(self.defines.iter().map(|d| d.to_string()));
+        flags
+    }
+
+    /// Compile jobs for the library into `build` (`cc`/`cxx` by source language, `flags`
+    /// first), and the objects in link order. Copies the config header.
+    pub fn library_jobs(
+        &self,
+        root: &Path,
+        (cc, cxx): (&Path, &Path),
+        flags: &[String],
+        build: &Path,
+    ) -> Result<(Vec<Job>, Vec<PathBuf>), String> {
+        let src = self.source_dir(root)?;
+        fs::create_dir_all(build).map_err(|e| format!("cannot create {}: {e}", build.display()))?;
+        if let Some((from, to)) = self.config {
+            fs::copy(src.join(from), build.join(to))
+                .map_err(|e| format!("cannot copy {from}: {e}"))?;
+        }
+        let pre = self.preprocessor_flags(&src, build);
+        let mut jobs = Vec::new();
+        let mut objects = Vec::new();
+        for file in self.sources {
+            let obj = build.join(format!("{}.o", file.replace('/', "_")));
+            jobs.push(Job::compile(
+                compiler_for(file, cc, cxx),
+                flags,
+                &pre,
+                &src.join(file),
+                &obj,
+            ));
+            objects.push(obj);
+        }
+        Ok((jobs, objects))
+    }
+
+    /// The compile job for the harness as `obj` (its headers from the library's `build`).
+    pub fn harness_job(
+        &self,
+        root: &Path,
+        (cc, cxx): (&Path, &Path),
+        flags: &[String],
+        build: &Path,
+        obj: &Path,
+    ) -> Result<Job, String> {
+        let src = self.source_dir(root)?;
+        let pre = self.preprocessor_flags(&src, build);
+        Ok(Job::compile(
+            compiler_for(self.harness, cc, cxx),
+            flags,
+            &pre,
+            &root.join(self.harness),
+            obj,
+        ))
+    }
+}
+
+fn compiler_for<'a>(file: &str, cc: &'a Path, cxx: &'a Path) -> &'a Path {
+    if file.ends_with(".c") {
+        cc
+    } else {
+        cxx
+    }
+}
+
+/// The version of `krate` that `Cargo.lock` pins.
+fn locked_version(root: &Path, krate: &str) -> Result<String, String> {
+    let lock = fs::read_to_string(root.join("Cargo.lock"))
+        .map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
+    let entry = format!("name = \"{krate}\"\nversion = \"");
+    let start = lock
+        .find(&entry)
+        .ok_or_else(|| format!("{krate} is not in Cargo.lock"))?
+        + entry.len();
+    let len = lock[start..].find('"').ok_or("bad Cargo.lock")?;
+    Ok(lock[start..start + len].to_string())
+}
+
+/// Where cargo unpacked `krate` (its locked version); fetched first if it is not there yet.
+pub fn crate_source(root: &Path, krate: &str) -> Result<PathBuf, String> {
+    let folder = format!("{krate}-{}", locked_version(root, krate)?);
+    let home = env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env::var_os("HOME").map(|h| PathBuf::from(h).join(".cargo")))
+        .ok_or("neither CARGO_HOME nor HOME is set")?;
+    let find = || -> Option<PathBuf> {
+        fs::read_dir(home.join("registry/src"))
+            .ok()?
+            .filter_map(Result::ok)
+            .map(|registry| registry.path().join(&folder))
+            .find(|dir| dir.join("Cargo.toml").exists())
+    };
+    if let Some(dir) = find() {
+        return Ok(dir);
+    }
+    // Optional dependencies that no build enables are unpacked by `cargo fetch` only.
+    let status = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["fetch", "--locked"])
+        .current_dir(root)
+        .status()
+        .map_err(|e| format!("cannot run cargo fetch: {e}"))?;
+    if !status.success() {
+        return Err(format!("cargo fetch failed ({status})"));
+    }
+    find().ok_or_else(|| format!("{folder} not found under {}", home.display()))
+}
