@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::{report::Run, summary::rows};
+use crate::{report::Run, rows::rows};
 
 struct Goal {
     what: &'static str,

@@ -20,6 +20,7 @@ mod paths;
 mod plot;
 mod readme;
 mod report;
+mod rows;
 mod run;
 mod summary;
 mod supervise;

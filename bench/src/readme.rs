@@ -3,10 +3,7 @@
 
 use std::{fmt::Write as _, fs, path::Path, process::Command};
 
-use crate::{
-    report::Run,
-    summary::{overview, rows},
-};
+use crate::{report::Run, rows::rows, summary::overview};
 
 const BEGIN: &str = "<!-- bench-results:begin -->";
 const END: &str = "<!-- bench-results:end -->";

@@ -4,49 +4,12 @@
 
 use std::fmt::Write as _;
 
-use crate::{goals::goals, parse::median, report::Run};
-
-/// Median over trials of one fuzzer's runs on one workload.
-#[derive(Debug, Clone)]
-pub struct Row {
-    pub fuzzer: String,
-    ours: bool,
-    pub execs_per_sec: f64,
-    execs_per_cpu_sec: f64,
-    pub branches: Option<f64>,
-    lines: Option<f64>,
-    corpus: f64,
-}
-
-pub fn rows(runs: &[Run], workload: &str) -> Vec<Row> {
-    let mut names: Vec<&str> = Vec::new();
-    for r in runs.iter().filter(|r| r.workload == workload) {
-        if !names.contains(&r.fuzzer.as_str()) {
-            names.push(&r.fuzzer);
-        }
-    }
-    names
-        .into_iter()
-        .map(|name| {
-            let of: Vec<&Run> = runs
-                .iter()
-                .filter(|r| r.workload == workload && r.fuzzer == name)
-                .collect();
-            let med = |f: &dyn Fn(&Run) -> Option<f64>| {
-                median(&mut of.iter().filter_map(|r| f(r)).collect::<Vec<_>>())
-            };
-            Row {
-                fuzzer: name.to_string(),
-                ours: of[0].ours,
-                execs_per_sec: med(&|r| Some(r.execs_per_sec())).unwrap_or(0.0),
-                execs_per_cpu_sec: med(&|r| Some(r.execs_per_cpu_sec())).unwrap_or(0.0),
-                branches: med(&|r| r.branches.map(|b| b as f64)),
-                lines: med(&|r| r.lines.map(|l| l as f64)),
-                corpus: med(&|r| Some(r.corpus as f64)).unwrap_or(0.0),
-            }
-        })
-        .collect()
-}
+use crate::{
+    goals::goals,
+    parse::median,
+    report::Run,
+    rows::{rows, Row},
+};
 
 fn ratio(ours: f64, best: f64) -> String {
     if best > 0.0 {
