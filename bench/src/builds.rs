@@ -4,7 +4,7 @@
 //! build` (`target/fuzzers/`), except the empty harness's. Only what is older than its
 //! inputs is rebuilt (ours whenever our runtime is newer).
 
-use std::{path::PathBuf, process::Command};
+use std::path::PathBuf;
 
 use harness_builder::{
     compile::{run_all, Job},
@@ -151,15 +151,23 @@ impl Plan {
         Ok((harness, archive))
     }
 
+    /// A one-file helper compiled in `flavor` (once: every target links the same object, and
+    /// two jobs writing one file in parallel would race).
+    fn helper(&mut self, p: &Paths, flavor: &Flavor, source: &str) -> PathBuf {
+        let (job, obj) = flavor.helper(p, &p.root.join(source));
+        if !self.compiles.iter().any(|j| j.output == obj) {
+            self.compiles.push(job);
+        }
+        obj
+    }
+
     fn target(&mut self, p: &Paths, lib: &'static Library, b: &TargetBuild) -> Result<(), String> {
         let (harness, archive) = self.library(p, lib, b.flavor)?;
         let mut inputs = vec![harness];
         let link_flags: &[&str] = match b.main {
             Main::Fuzzer => &["-fsanitize=fuzzer"],
             Main::Helper(source) => {
-                let (job, obj) = b.flavor.helper(p, &p.root.join(source));
-                self.compiles.push(job);
-                inputs.push(obj);
+                inputs.push(self.helper(p, b.flavor, source));
                 &[]
             }
         };
@@ -175,22 +183,13 @@ impl Plan {
         let source = p.root.join(b.source);
         match b.flavor {
             Some(flavor) => {
-                let (job, obj) = flavor.helper(p, &source);
-                self.compiles.push(job);
+                let obj = self.helper(p, flavor, b.source);
                 self.links
                     .push(flavor.link(&[obj], &["-fsanitize=fuzzer"], &[], &out));
             }
-            None => {
-                // Our wrapper compiles and links in one go, with our runtime.
-                let cc = p.release.join("libafl_cc");
-                let mut command = Command::new(&cc);
-                command.arg("-O2").arg(&source).arg("-o").arg(&out);
-                self.links.push(Job {
-                    command,
-                    output: out,
-                    inputs: vec![source, cc, p.release.join("liblafuzz.a")],
-                });
-            }
+            None => self
+                .links
+                .push(Job::ours_one_file(&p.release, &["-O2"], &source, &out)),
         }
     }
 }

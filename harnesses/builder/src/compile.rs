@@ -60,6 +60,20 @@ fn modified(path: &Path) -> Option<SystemTime> {
 }
 
 impl Job {
+    /// A one-file harness through our wrapper (`BIN/libafl_cc FLAGS SOURCE -o OUT`), which
+    /// compiles and links with our runtime in one go: rebuilt when the wrapper or the runtime
+    /// in `bin` is newer too.
+    pub fn ours_one_file(bin: &Path, flags: &[&str], source: &Path, out: &Path) -> Self {
+        let cc = bin.join("libafl_cc");
+        let mut command = Command::new(&cc);
+        command.args(flags).arg(source).arg("-o").arg(out);
+        Self {
+            command,
+            output: out.to_path_buf(),
+            inputs: vec![source.to_path_buf(), cc, bin.join("liblafuzz.a")],
+        }
+    }
+
     /// `ar rcs ARCHIVE OBJECTS`.
     pub fn archive(archive: &Path, objects: &[PathBuf]) -> Self {
         let mut command = Command::new("ar");

@@ -140,20 +140,16 @@ fn run() -> Result<(), String> {
 }
 
 fn c_harness_job(p: &Paths, h: &CHarness) -> Job {
-    let (cc, source) = (p.bin.join("libafl_cc"), p.root.join(h.source));
-    let out = p.fuzzers.join(h.name);
-    let mut command = Command::new(&cc);
-    command
-        .args(["-O2", "-g"])
-        .args(h.flags)
-        .arg(&source)
-        .arg("-o")
-        .arg(&out);
-    Job {
-        command,
-        output: out,
-        inputs: vec![source, cc, p.bin.join("liblafuzz.a")],
-    }
+    let flags: Vec<&str> = ["-O2", "-g"]
+        .into_iter()
+        .chain(h.flags.iter().copied())
+        .collect();
+    Job::ours_one_file(
+        &p.bin,
+        &flags,
+        &p.root.join(h.source),
+        &p.fuzzers.join(h.name),
+    )
 }
 
 /// Compiles every library and harness the two ways, then archives and links: each step only
