@@ -22,6 +22,7 @@ use crate::{
     engine::{Client, FuzzConfig},
     modes::ExecutionMode,
     output, saved_state,
+    scheduler::CullOnChange,
     solutions::{self, NewSolutions, SkipKnownSolutions, SolutionsOnDisk, Triage},
     types::{Mgr, State},
 };
@@ -74,10 +75,10 @@ pub fn run(
         }
     };
 
-    let scheduler = IndexesLenTimeMinimizerScheduler::new(
+    let scheduler = CullOnChange::new(IndexesLenTimeMinimizerScheduler::new(
         &edges,
         StdWeightedScheduler::with_schedule(&mut state, &edges, Some(PowerSchedule::fast())),
-    );
+    ));
     let mut fuzzer = StdFuzzer::builder()
         .scheduler(scheduler)
         .feedback(feedback)

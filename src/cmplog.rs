@@ -1,7 +1,7 @@
 //! Comparison solving for the in-process modes (input-to-state, as CmpLog / RedQueen):
 //! `libafl_cc` compiles with SanitizerCoverage `trace-cmp` and keeps `memcmp`/`strcmp` calls
 //! (which libafl_targets' interceptors log); a tracing stage runs the current input with
-//! comparison logging on, `I2SRandReplace` puts the compared-against values into the input,
+//! comparison logging on, input-to-state replacement ([`I2SReplace`]) puts the compared-against values into the input,
 //! and the values that cannot come from the input become dictionary tokens.
 
 use std::{borrow::Cow, collections::HashMap, mem::size_of};
@@ -11,7 +11,7 @@ use libafl::{
     executors::{Executor, HasObservers},
     inputs::{BytesInput, HasTargetBytes},
     monitors::stats::{AggregatorOps, UserStats, UserStatsValue},
-    mutators::{HavocScheduledMutator, I2SRandReplace, Tokens},
+    mutators::{HavocScheduledMutator, Tokens},
     observers::cmp::{CmpValues, CmpValuesMetadata},
     stages::{Restartable, Stage, StdMutationalStage},
     state::{HasCurrentTestcase, HasExecutions},
@@ -21,6 +21,7 @@ use libafl_bolts::{shmem::ShMemProvider, tuples::tuple_list, ToSlice};
 use libafl_targets::{cmps::CmpLogMap, CmpLogObserver, CMPLOG_MAP_PTR};
 
 use crate::{
+    i2s::I2SReplace,
     only_ascii::OnlyAscii,
     shmem::SelfCleaningShMemProvider,
     types::{ClientFuzzer, Mgr, Observers, SharedMemory, State},
@@ -58,7 +59,7 @@ where
     E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
 {
     StdMutationalStage::new(OnlyAscii::new(
-        HavocScheduledMutator::new(tuple_list!(I2SRandReplace::new())),
+        HavocScheduledMutator::new(tuple_list!(I2SReplace)),
         only_ascii,
     ))
 }

@@ -4,24 +4,26 @@
 use libafl::{
     corpus::InMemoryOnDiskCorpus,
     events::LlmpRestartingEventManager,
-    feedbacks::{EagerOrFeedback, MaxMapFeedback, TimeFeedback},
+    feedbacks::{EagerOrFeedback, MapIndexesMetadata, MaxMapFeedback, TimeFeedback},
     fuzzer::StdFuzzer,
     inputs::{BytesInput, BytesInputConverter},
-    observers::{ExplicitTracking, HitcountsMapObserver, StdMapObserver, TimeObserver},
-    schedulers::{IndexesLenTimeMinimizerScheduler, StdWeightedScheduler},
+    observers::{ExplicitTracking, StdMapObserver, TimeObserver},
+    schedulers::{LenTimeMulTestcasePenalty, StdWeightedScheduler},
     stages::CalibrationStage,
     state::StdState,
 };
 use libafl_bolts::{rands::StdRand, shmem::ShMemProvider};
 
 use crate::{
+    hitcounts::HitcountsObserver,
+    scheduler::CullOnChange,
     shmem::SelfCleaningShMemProvider,
     solutions::{NewSolutions, SkipKnownSolutions, SolutionsOnDisk},
 };
 
 /// The coverage map: the target's 8-bit counters (or the shared map a standalone target
 /// writes), bucketed into AFL hit counts.
-pub type EdgesMap = HitcountsMapObserver<StdMapObserver<'static, u8, false>>;
+pub type EdgesMap = HitcountsObserver<StdMapObserver<'static, u8, false>>;
 pub type EdgesObserver = ExplicitTracking<EdgesMap, true, false>;
 /// The observers of every fuzzing executor (tracing executors have their own).
 pub type Observers = (EdgesObserver, (TimeObserver, ()));
@@ -32,9 +34,11 @@ pub type Mgr =
     LlmpRestartingEventManager<(), BytesInput, State, SharedMemory, SelfCleaningShMemProvider>;
 pub type CoverageFeedback = EagerOrFeedback<MaxMapFeedback<EdgesObserver, EdgesMap>, TimeFeedback>;
 pub type Objective = NewSolutions<EdgesObserver, EdgesMap>;
-pub type Scheduler = IndexesLenTimeMinimizerScheduler<
+pub type Scheduler = CullOnChange<
     StdWeightedScheduler<EdgesObserver, EdgesMap>,
+    LenTimeMulTestcasePenalty,
     BytesInput,
+    MapIndexesMetadata,
     EdgesObserver,
 >;
 pub type ClientFuzzer =

@@ -57,10 +57,12 @@ pub fn linked_harness_map_size(opts: &FuzzOptions) -> Result<usize, String> {
 
 /// An observer over the target's inline 8-bit counters, bucketed into AFL hit counts.
 pub fn counters_observer(counters: &'static mut [u8]) -> EdgesObserver {
-    use libafl::observers::{CanTrack, HitcountsMapObserver, StdMapObserver};
+    use libafl::observers::{CanTrack, StdMapObserver};
+
+    use crate::hitcounts::HitcountsObserver;
     // SAFETY: the counters are static, so they never move while the observer points at them.
     let map = unsafe { StdMapObserver::new("edges", counters) };
-    HitcountsMapObserver::new(map).track_indices()
+    HitcountsObserver::new(map).track_indices()
 }
 
 /// How an in-process executor runs one input.

@@ -11,7 +11,7 @@ use libafl::{
     executors::{forkserver::ForkserverExecutor, StdChildArgs},
     inputs::BytesInput,
     mutators::Tokens,
-    observers::{CanTrack, HitcountsMapObserver, StdMapObserver},
+    observers::{CanTrack, StdMapObserver},
     Error,
 };
 use libafl_bolts::{
@@ -25,6 +25,7 @@ use nix::sys::signal::Signal;
 use super::{oom::OomAware, Coverage, ExecutionMode};
 use crate::{
     engine::{self, Client, FuzzConfig},
+    hitcounts::HitcountsObserver,
     options::FuzzOptions,
     reproduce::Reproduce,
     runtime_abi,
@@ -140,7 +141,7 @@ fn coverage_map(map_size: usize) -> Result<(EdgesObserver, SharedMemory), Error>
     // SAFETY: the segment is at least `map_size` bytes and the caller keeps it as long as
     // the observer.
     let map = unsafe { StdMapObserver::from_mut_ptr("edges", shmem.as_mut_ptr(), map_size) };
-    Ok((HitcountsMapObserver::new(map).track_indices(), shmem))
+    Ok((HitcountsObserver::new(map).track_indices(), shmem))
 }
 
 /// The comparison log shared with the tracing fork server (in LibAFL's `CmpLogMap` layout,

@@ -1,0 +1,216 @@
+//! Input-to-state replacement: one logged comparison, picked at random, has one operand found
+//! in the input from a random offset on, and the first place found gets the other operand.
+//!
+//! The same choices as LibAFL's `I2SRandReplace`, drawn from the random stream in the same
+//! order, so campaigns behave the same. What differs is the cost on large inputs: for a logged
+//! memory comparison, LibAFL compares every prefix of each operand at every position (up to
+//! 64 slice comparisons per byte of input, each a `bcmp` call through the comparison
+//! interceptors), and for a logged integer comparison it tests four values at every position;
+//! together a quarter of a font-shaping harness's time (5 KB inputs). Here SIMD searches find
+//! the integers, and the positions that start with a memory operand's first byte, where the
+//! longest matching prefix is measured once.
+
+use std::{borrow::Cow, num::NonZero};
+
+use libafl::{
+    inputs::HasMutatorBytes,
+    mutators::{MutationResult, Mutator},
+    observers::cmp::{CmpValues, CmpValuesMetadata},
+    state::HasRand,
+    Error, HasMetadata,
+};
+use libafl_bolts::{rands::Rand, Named, ToSlice};
+
+/// See the module documentation.
+#[derive(Debug, Default)]
+pub struct I2SReplace;
+
+impl<I, S> Mutator<I, S> for I2SReplace
+where
+    S: HasMetadata + HasRand,
+    I: HasMutatorBytes,
+{
+    fn mutate(&mut self, state: &mut S, input: &mut I) -> Result<MutationResult, Error> {
+        let Some(size) = NonZero::new(input.mutator_bytes().len()) else {
+            return Ok(MutationResult::Skipped);
+        };
+        let Some(count) = state
+            .metadata_map()
+            .get::<CmpValuesMetadata>()
+            .and_then(|meta| NonZero::new(meta.list.len()))
+        else {
+            return Ok(MutationResult::Skipped);
+        };
+        let pick = state.rand_mut().below(count);
+        let from = state.rand_mut().below(size);
+        let cmp = &state
+            .metadata_map()
+            .get::<CmpValuesMetadata>()
+            .unwrap()
+            .list[pick];
+        let bytes = input.mutator_bytes_mut();
+        let replaced = match cmp {
+            CmpValues::U8((a, b, a_is_const)) => {
+                replace_integer(bytes, from, [*a], [*a], [*b], [*b], *a_is_const)
+            }
+            CmpValues::U16((a, b, c)) => replace_integer(
+                bytes,
+                from,
+                a.to_ne_bytes(),
+                a.swap_bytes().to_ne_bytes(),
+                b.to_ne_bytes(),
+                b.swap_bytes().to_ne_bytes(),
+                *c,
+            ),
+            CmpValues::U32((a, b, c)) => replace_integer(
+                bytes,
+                from,
+                a.to_ne_bytes(),
+                a.swap_bytes().to_ne_bytes(),
+                b.to_ne_bytes(),
+                b.swap_bytes().to_ne_bytes(),
+                *c,
+            ),
+            CmpValues::U64((a, b, c)) => replace_integer(
+                bytes,
+                from,
+                a.to_ne_bytes(),
+                a.swap_bytes().to_ne_bytes(),
+                b.to_ne_bytes(),
+                b.swap_bytes().to_ne_bytes(),
+                *c,
+            ),
+            CmpValues::Bytes((a, b)) => replace_bytes(bytes, from, a.to_slice(), b.to_slice()),
+        };
+        Ok(if replaced {
+            MutationResult::Mutated
+        } else {
+            MutationResult::Skipped
+        })
+    }
+
+    fn post_exec(&mut self, _: &mut S, _: Option<libafl::corpus::CorpusId>) -> Result<(), Error> {
+        Ok(())
+    }
+}
+
+impl Named for I2SReplace {
+    fn name(&self) -> &Cow<'static, str> {
+        static NAME: Cow<'static, str> = Cow::Borrowed("I2SReplace");
+        &NAME
+    }
+}
+
+/// The first window at or after `from` that holds `a` (unless `a` is the constant side) or
+/// `b`, in either byte order, gets the other operand in the same order (where two are found
+/// at one place, in that order of preference).
+fn replace_integer<const N: usize>(
+    bytes: &mut [u8],
+    from: usize,
+    a: [u8; N],
+    a_swapped: [u8; N],
+    b: [u8; N],
+    b_swapped: [u8; N],
+    a_is_const: bool,
+) -> bool {
+    let pairs = [
+        (a, b),
+        (a_swapped, b_swapped),
+        (b, a),
+        (b_swapped, a_swapped),
+    ];
+    let searched = if a_is_const { &pairs[2..] } else { &pairs[..] };
+    let Some(rest) = bytes.get(from..) else {
+        return false;
+    };
+    // A SIMD search per operand (a scan of a 5 KB input per stacked replacement otherwise).
+    let first = searched
+        .iter()
+        .filter_map(|(found, other)| Some((memchr::memmem::find(rest, found)?, other)))
+        .min_by_key(|(at, _)| *at);
+    let Some((at, other)) = first else {
+        return false;
+    };
+    bytes[from + at..from + at + N].copy_from_slice(other);
+    true
+}
+
+/// The first position at or after `from` where a prefix of `a` (else of `b`) starts gets
+/// that many bytes of the other operand; the longest such prefix is taken.
+fn replace_bytes(bytes: &mut [u8], from: usize, a: &[u8], b: &[u8]) -> bool {
+    let firsts = (a.first(), b.first());
+    let mut at = from;
+    while at < bytes.len() {
+        // Only where an operand's first byte is can a prefix of it match.
+        let next = match firsts {
+            (Some(&x), Some(&y)) => memchr::memchr2(x, y, &bytes[at..]),
+            (Some(&x), None) | (None, Some(&x)) => memchr::memchr(x, &bytes[at..]),
+            (None, None) => None,
+        };
+        let Some(skip) = next else {
+            return false;
+        };
+        at += skip;
+        for (found, other) in [(a, b), (b, a)] {
+            let matched = common_prefix(found, &bytes[at..]).min(other.len());
+            if matched > 0 {
+                bytes[at..at + matched].copy_from_slice(&other[..matched]);
+                return true;
+            }
+        }
+        at += 1;
+    }
+    false
+}
+
+fn common_prefix(x: &[u8], y: &[u8]) -> usize {
+    x.iter().zip(y).take_while(|(p, q)| p == q).count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn longest_prefix_of_either_operand_is_replaced_at_the_first_place() {
+        let mut input = b"xxMAGyyMAGIC".to_vec();
+        assert!(replace_bytes(&mut input, 0, b"MAGIC", b"HELLO"));
+        assert_eq!(input, b"xxHELyyMAGIC");
+        // From an offset past the first occurrence, and the second operand found.
+        let mut input = b"xxMAGyyHELLO".to_vec();
+        assert!(replace_bytes(&mut input, 3, b"MAGIC", b"HELLO"));
+        assert_eq!(input, b"xxMAGyyMAGIC");
+        let mut input = b"nothing here".to_vec();
+        assert!(!replace_bytes(&mut input, 0, b"MAGIC", b"QRSTU"));
+        assert_eq!(input, b"nothing here");
+    }
+
+    #[test]
+    fn integers_in_either_byte_order_and_not_the_constant_side() {
+        let a = 0x1122_3344_u32;
+        let b = 0xAABB_CCDD_u32;
+        let args = |c| {
+            (
+                a.to_ne_bytes(),
+                a.swap_bytes().to_ne_bytes(),
+                b.to_ne_bytes(),
+                b.swap_bytes().to_ne_bytes(),
+                c,
+            )
+        };
+        let mut input = [&[0u8][..], &a.swap_bytes().to_ne_bytes(), &[0]].concat();
+        let (p, q, r, s, c) = args(false);
+        assert!(replace_integer(&mut input, 0, p, q, r, s, c));
+        assert_eq!(
+            input,
+            [&[0u8][..], &b.swap_bytes().to_ne_bytes(), &[0]].concat()
+        );
+        // `a` is the constant: finding it in the input changes nothing.
+        let mut input = a.to_ne_bytes().to_vec();
+        let (p, q, r, s, c) = args(true);
+        assert!(!replace_integer(&mut input, 0, p, q, r, s, c));
+        let mut input = b.to_ne_bytes().to_vec();
+        assert!(replace_integer(&mut input, 0, p, q, r, s, c));
+        assert_eq!(input, a.to_ne_bytes());
+    }
+}
