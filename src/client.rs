@@ -5,7 +5,7 @@
 use libafl::{
     corpus::InMemoryOnDiskCorpus,
     events::ClientDescription,
-    feedbacks::{EagerOrFeedback, MaxMapFeedback, TimeFeedback},
+    feedbacks::{EagerOrFeedback, TimeFeedback},
     fuzzer::StdFuzzer,
     mutators::Tokens,
     observers::TimeObserver,
@@ -21,6 +21,7 @@ use libafl_bolts::{current_nanos, rands::StdRand, tuples::tuple_list};
 use crate::{
     engine::{Client, FuzzConfig},
     modes::ExecutionMode,
+    novelty::NewCoverageFeedback,
     output, saved_state,
     scheduler::CullOnChange,
     solutions::{self, NewSolutions, SkipKnownSolutions, SolutionsOnDisk, Triage},
@@ -40,7 +41,7 @@ pub fn run(
     let (edges, _shared_map) = mode.coverage(config)?;
     let time = TimeObserver::new("time");
 
-    let map_feedback = MaxMapFeedback::new(&edges);
+    let map_feedback = NewCoverageFeedback::new(&edges);
     let calibration = CalibrationStage::new(&map_feedback);
     let mut feedback = EagerOrFeedback::new(map_feedback, TimeFeedback::new(&time));
     let mut objective = NewSolutions::new(&edges);

@@ -32,6 +32,7 @@ mod memory;
 mod minimize;
 mod modes;
 mod monitor;
+mod novelty;
 mod only_ascii;
 mod options;
 pub mod output;

@@ -4,7 +4,7 @@
 use libafl::{
     corpus::InMemoryOnDiskCorpus,
     events::LlmpRestartingEventManager,
-    feedbacks::{EagerOrFeedback, MapIndexesMetadata, MaxMapFeedback, TimeFeedback},
+    feedbacks::{EagerOrFeedback, MapIndexesMetadata, TimeFeedback},
     fuzzer::StdFuzzer,
     inputs::{BytesInput, BytesInputConverter},
     observers::{ExplicitTracking, StdMapObserver, TimeObserver},
@@ -16,6 +16,7 @@ use libafl_bolts::{rands::StdRand, shmem::ShMemProvider};
 
 use crate::{
     hitcounts::HitcountsObserver,
+    novelty::NewCoverageFeedback,
     scheduler::CullOnChange,
     shmem::SelfCleaningShMemProvider,
     solutions::{NewSolutions, SkipKnownSolutions, SolutionsOnDisk},
@@ -32,7 +33,8 @@ pub type State =
     StdState<InMemoryOnDiskCorpus<BytesInput>, BytesInput, StdRand, SolutionsOnDisk<BytesInput>>;
 pub type Mgr =
     LlmpRestartingEventManager<(), BytesInput, State, SharedMemory, SelfCleaningShMemProvider>;
-pub type CoverageFeedback = EagerOrFeedback<MaxMapFeedback<EdgesObserver, EdgesMap>, TimeFeedback>;
+pub type CoverageFeedback =
+    EagerOrFeedback<NewCoverageFeedback<EdgesObserver, EdgesMap>, TimeFeedback>;
 pub type Objective = NewSolutions<EdgesObserver, EdgesMap>;
 pub type Scheduler = CullOnChange<
     StdWeightedScheduler<EdgesObserver, EdgesMap>,
