@@ -21,7 +21,7 @@ pub use stats::Snapshot;
 
 use crate::{cmplog::LEARNED_TOKENS_STAT, output, reproduce::Reproduce};
 
-/// Name of the user statistic in which `MaxMapFeedback` reports the coverage map.
+/// Name of the user statistic in which the coverage feedback (`novelty`) reports the map.
 pub const EDGES_STAT: &str = "edges";
 
 const PRINT_INTERVAL: Duration = Duration::from_secs(1);
