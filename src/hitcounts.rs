@@ -19,21 +19,27 @@ use libafl::{
 use libafl_bolts::{HasLen, Named, ToSlice, ToSliceMut, Truncate};
 use serde::{Deserialize, Serialize};
 
-/// AFL's hit-count classes: 0, 1, 2, 3, 4-7, 8-15, 16-31, 32-127, 128+.
+/// The hit-count bucket of a counter value, as AFL and libFuzzer count them: 0 for 0 and 1,
+/// then 2, 3, 4-7, 8-15, 16-31, 32-127 and 128+ as 1 to 7.
+pub const fn bucket(count: u8) -> u32 {
+    match count {
+        0 | 1 => 0,
+        2 => 1,
+        3 => 2,
+        4..=7 => 3,
+        8..=15 => 4,
+        16..=31 => 5,
+        32..=127 => 6,
+        _ => 7,
+    }
+}
+
+/// AFL's hit-count classes: each non-zero count becomes the bit of its [`bucket`].
 const CLASS_OF: [u8; 256] = {
     let mut table = [0u8; 256];
     let mut count = 1;
     while count < 256 {
-        table[count] = match count {
-            1 => 1,
-            2 => 2,
-            3 => 4,
-            4..=7 => 8,
-            8..=15 => 16,
-            16..=31 => 32,
-            32..=127 => 64,
-            _ => 128,
-        };
+        table[count] = 1 << bucket(count as u8);
         count += 1;
     }
     table

@@ -49,37 +49,23 @@ where
             .unwrap()
             .list[pick];
         let bytes = input.mutator_bytes_mut();
+        // An integer operand in the input's byte order and swapped.
+        macro_rules! integer {
+            ($a:expr, $b:expr, $a_is_const:expr) => {
+                replace_integer(
+                    bytes,
+                    from,
+                    [$a.to_ne_bytes(), $a.swap_bytes().to_ne_bytes()],
+                    [$b.to_ne_bytes(), $b.swap_bytes().to_ne_bytes()],
+                    $a_is_const,
+                )
+            };
+        }
         let replaced = match cmp {
-            CmpValues::U8((a, b, a_is_const)) => {
-                replace_integer(bytes, from, [*a], [*a], [*b], [*b], *a_is_const)
-            }
-            CmpValues::U16((a, b, c)) => replace_integer(
-                bytes,
-                from,
-                a.to_ne_bytes(),
-                a.swap_bytes().to_ne_bytes(),
-                b.to_ne_bytes(),
-                b.swap_bytes().to_ne_bytes(),
-                *c,
-            ),
-            CmpValues::U32((a, b, c)) => replace_integer(
-                bytes,
-                from,
-                a.to_ne_bytes(),
-                a.swap_bytes().to_ne_bytes(),
-                b.to_ne_bytes(),
-                b.swap_bytes().to_ne_bytes(),
-                *c,
-            ),
-            CmpValues::U64((a, b, c)) => replace_integer(
-                bytes,
-                from,
-                a.to_ne_bytes(),
-                a.swap_bytes().to_ne_bytes(),
-                b.to_ne_bytes(),
-                b.swap_bytes().to_ne_bytes(),
-                *c,
-            ),
+            CmpValues::U8((a, b, c)) => integer!(a, b, *c),
+            CmpValues::U16((a, b, c)) => integer!(a, b, *c),
+            CmpValues::U32((a, b, c)) => integer!(a, b, *c),
+            CmpValues::U64((a, b, c)) => integer!(a, b, *c),
             CmpValues::Bytes((a, b)) => replace_bytes(bytes, from, a.to_slice(), b.to_slice()),
         };
         Ok(if replaced {
@@ -107,10 +93,8 @@ impl Named for I2SReplace {
 fn replace_integer<const N: usize>(
     bytes: &mut [u8],
     from: usize,
-    a: [u8; N],
-    a_swapped: [u8; N],
-    b: [u8; N],
-    b_swapped: [u8; N],
+    [a, a_swapped]: [[u8; N]; 2],
+    [b, b_swapped]: [[u8; N]; 2],
     a_is_const: bool,
 ) -> bool {
     let pairs = [
@@ -189,28 +173,18 @@ mod tests {
     fn integers_in_either_byte_order_and_not_the_constant_side() {
         let a = 0x1122_3344_u32;
         let b = 0xAABB_CCDD_u32;
-        let args = |c| {
-            (
-                a.to_ne_bytes(),
-                a.swap_bytes().to_ne_bytes(),
-                b.to_ne_bytes(),
-                b.swap_bytes().to_ne_bytes(),
-                c,
-            )
-        };
+        let both = |x: u32| [x.to_ne_bytes(), x.swap_bytes().to_ne_bytes()];
         let mut input = [&[0u8][..], &a.swap_bytes().to_ne_bytes(), &[0]].concat();
-        let (p, q, r, s, c) = args(false);
-        assert!(replace_integer(&mut input, 0, p, q, r, s, c));
+        assert!(replace_integer(&mut input, 0, both(a), both(b), false));
         assert_eq!(
             input,
             [&[0u8][..], &b.swap_bytes().to_ne_bytes(), &[0]].concat()
         );
         // `a` is the constant: finding it in the input changes nothing.
         let mut input = a.to_ne_bytes().to_vec();
-        let (p, q, r, s, c) = args(true);
-        assert!(!replace_integer(&mut input, 0, p, q, r, s, c));
+        assert!(!replace_integer(&mut input, 0, both(a), both(b), true));
         let mut input = b.to_ne_bytes().to_vec();
-        assert!(replace_integer(&mut input, 0, p, q, r, s, c));
+        assert!(replace_integer(&mut input, 0, both(a), both(b), true));
         assert_eq!(input, a.to_ne_bytes());
     }
 }

@@ -9,7 +9,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::{harness, memory::resident_mb};
+use crate::{harness, hitcounts::bucket, memory::resident_mb};
 
 /// How often a running input's memory is looked at.
 const RSS_CHECK_EVERY: Duration = Duration::from_millis(20);
@@ -56,20 +56,6 @@ pub struct Limits {
 /// Coverage features of one run: (counter index, hit-count bucket) pairs as `index * 8 +
 /// bucket`, as libFuzzer counts them.
 pub type Features = BTreeSet<u32>;
-
-/// The feature a counter value stands for (AFL's and libFuzzer's hit-count buckets).
-fn bucket(count: u8) -> u32 {
-    match count {
-        0 | 1 => 0,
-        2 => 1,
-        3 => 2,
-        4..=7 => 3,
-        8..=15 => 4,
-        16..=31 => 5,
-        32..=127 => 6,
-        _ => 7,
-    }
-}
 
 /// Distinct counters (edges) among features.
 pub fn edges(features: &Features) -> usize {
