@@ -46,6 +46,16 @@ pub struct FuzzConfig {
     /// Entries in the coverage map: the linked harness's counters, or what the standalone
     /// target reports.
     pub map_size: usize,
+    /// `--cmplog`: the separate build that comparison tracing runs.
+    pub cmplog_target: Option<TracerTarget>,
+}
+
+/// A standalone build with comparison logging that the tracing stage runs out of process, as
+/// AFL++'s `-c` binary: its command line and the coverage map size it reported.
+#[derive(Debug, Clone)]
+pub struct TracerTarget {
+    pub command: Vec<String>,
+    pub map_size: usize,
 }
 
 /// One client, set up by the shared wiring (`client.rs`) and handed to its mode.

@@ -13,7 +13,7 @@ use libafl::mutators::Tokens;
 use crate::{
     engine::FuzzConfig,
     errors::error_text,
-    modes::ExecutionMode,
+    modes::{self, ExecutionMode},
     options::FuzzOptions,
     output::{self, collect_files},
     saved_state,
@@ -24,6 +24,7 @@ pub fn prepare(mode: &dyn ExecutionMode, opts: FuzzOptions) -> Result<FuzzConfig
     opts.check()?;
     let output = opts.output_dir();
     let map_size = mode.check(&opts)?;
+    let cmplog_target = modes::check_cmplog_target(mode, &opts)?;
     if let Some(remote) = opts.remote_broker {
         check_reachable(remote)?;
     }
@@ -68,6 +69,7 @@ pub fn prepare(mode: &dyn ExecutionMode, opts: FuzzOptions) -> Result<FuzzConfig
         tokens,
         seeds,
         map_size,
+        cmplog_target,
     })
 }
 

@@ -90,3 +90,58 @@ fn cmplog_finds_the_magic_crash_in_persistent_mode_on_a_standalone_target() {
     );
     assert!(campaign.stop_with(libc::SIGINT).success());
 }
+
+#[test]
+fn a_separate_tracing_build_solves_comparisons_for_a_build_without_them() {
+    // As AFL++'s `-c`: the fuzzed build has no comparison logging (so it alone does not find
+    // the crash, see above); the standalone build traces comparisons out of process.
+    let tmp = TempDir::new("cmplog-split");
+    let out = tmp.path().join("out");
+    let tracer = fuzzer("magic-standalone");
+    let args = [
+        "--max-time",
+        "120",
+        "--seed",
+        "1",
+        "--cmplog",
+        tracer.to_str().unwrap(),
+    ];
+    let mut campaign = Campaign::fuzz(
+        &fuzzer("magic-nocmplog"),
+        "direct",
+        &corpus("magic"),
+        &out,
+        &args,
+    );
+    campaign.wait_for(Duration::from_secs(60), "the magic crash", |s| {
+        stat(s, "saved_crashes") >= 1
+    });
+    assert!(
+        stat(&campaign.stats(), "cmplog_tokens") >= 1,
+        "{:?}",
+        campaign.stats()
+    );
+    assert!(campaign.stop_with(libc::SIGINT).success());
+    let crash = std::fs::read(&inputs(&campaign.out.join("crashes"))[0]).unwrap();
+    assert_eq!(&crash[15..28], b"LIBAFL-MAGIC!");
+}
+
+#[test]
+fn a_tracing_build_that_cannot_trace_is_refused_before_start() {
+    let tmp = TempDir::new("cmplog-bad");
+    let out = tmp.path().join("out");
+    let corpus = corpus("magic");
+    let binary = fuzzer("magic-nocmplog");
+    for (tracer, why) in [
+        ("/nonexistent/tracer", "bad --cmplog: cannot run"),
+        // An in-process build does not speak the fork server protocol.
+        (binary.to_str().unwrap(), "bad --cmplog"),
+    ] {
+        assert_one_line_error(
+            &binary,
+            &fuzz_args(&corpus, &out, &["--cmplog", tracer]),
+            why,
+        );
+    }
+    assert!(!out.exists(), "nothing written before the checks pass");
+}

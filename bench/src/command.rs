@@ -44,6 +44,9 @@ pub fn command(
                 &secs.to_string(),
             ]);
             cmd.arg("-i").arg(seeds).arg("-o").arg(work.join("out"));
+            if let Some(cmplog) = f.cmplog {
+                cmd.arg("--cmplog").arg(cmplog.path(p));
+            }
             if let Some(target) = f.target {
                 cmd.arg("--").arg(target.path(p));
                 if mode.target_reads_file() {
@@ -128,6 +131,16 @@ mod tests {
         ]));
         let persistent = argv(&suite("libpng"), "ours-persistent");
         assert!(persistent.ends_with(&["--".into(), "/r/fuzzers/libpng-standalone".into()]));
+    }
+
+    #[test]
+    fn the_split_setup_fuzzes_the_plain_build_and_traces_with_the_standalone_one() {
+        let split = argv(&suite("lcms"), "ours-direct-split");
+        assert_eq!(split[0], "/r/fuzzers/lcms-nocmplog");
+        assert!(split
+            .windows(2)
+            .any(|w| w == ["--cmplog", "/r/fuzzers/lcms-standalone"]));
+        assert!(!argv(&suite("lcms"), "ours-direct").contains(&"--cmplog".to_string()));
     }
 
     #[test]

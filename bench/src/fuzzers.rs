@@ -87,6 +87,8 @@ pub struct Fuzzer {
     pub binary: Bin,
     /// Ours out of process: the standalone target.
     pub target: Option<Bin>,
+    /// Ours: the separate comparison-tracing build (`--cmplog`).
+    pub cmplog: Option<Bin>,
 }
 
 impl Fuzzer {
@@ -103,6 +105,15 @@ impl Fuzzer {
             kind: Kind::Ours(mode),
             binary,
             target,
+            cmplog: None,
+        }
+    }
+
+    /// Ours with comparisons traced by a separate build (`--cmplog`), as AFL++'s `-c`.
+    const fn traced_by(self, cmplog: Bin) -> Self {
+        Self {
+            cmplog: Some(cmplog),
+            ..self
         }
     }
 
@@ -112,6 +123,7 @@ impl Fuzzer {
             kind: Kind::LibFuzzer,
             binary,
             target: None,
+            cmplog: None,
         }
     }
 
@@ -122,6 +134,7 @@ impl Fuzzer {
             kind: Kind::Afl { file_arg, cmplog },
             binary,
             target: None,
+            cmplog: None,
         }
     }
 
@@ -136,13 +149,17 @@ impl Fuzzer {
 
 /// The fuzzers run on every target of the suite, in the order of `--list`, of the runs and
 /// of the summary: ours in each mode, and the peers built from the same sources and flags.
-pub fn suite(target: &'static str) -> [Fuzzer; 10] {
+pub fn suite(target: &'static str) -> [Fuzzer; 11] {
     let ours = |suffix| Bin::ours(target, suffix);
     let bench = |suffix| Bin::bench(target, suffix);
     [
         Fuzzer::ours("ours-direct", Mode::Direct, ours("")),
         // The yardstick of what comparison logging costs (the speed goals at the top).
         Fuzzer::ours("ours-direct-nocmplog", Mode::Direct, ours("-nocmplog")),
+        // As AFL++'s CmpLog setup: the fuzzed build without comparison logging, tracing by
+        // the standalone build.
+        Fuzzer::ours("ours-direct-split", Mode::Direct, ours("-nocmplog"))
+            .traced_by(ours("-standalone")),
         Fuzzer::ours("ours-reset", Mode::Reset, ours("")),
         Fuzzer::ours("ours-fork", Mode::Fork, ours("")),
         Fuzzer::ours("ours-forkserver", Mode::Forkserver, ours("-standalone")),
@@ -199,6 +216,12 @@ pub const SCALING: &[Scaling] = &[
 /// Comparison solving: time to the magic harness's crash.
 pub const MAGIC: &[Fuzzer] = &[
     Fuzzer::ours("ours-direct", Mode::Direct, Bin::ours("magic", "")),
+    Fuzzer::ours(
+        "ours-direct-split",
+        Mode::Direct,
+        Bin::ours("magic", "-nocmplog"),
+    )
+    .traced_by(Bin::ours("magic", "-standalone")),
     Fuzzer::libfuzzer(Bin::bench("magic", "-libfuzzer")),
     Fuzzer::afl(
         "aflpp-cmplog",

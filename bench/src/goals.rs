@@ -46,6 +46,14 @@ const GOALS: &[Goal] = &[
         yardstick: "ours-direct-nocmplog",
         at_least: 0.8,
     },
+    Goal {
+        what: "comparison logging ({target}): a separate tracing build (`--cmplog`) vs \
+               `LAFUZZ_NO_CMPLOG=1` alone, `direct`",
+        workload: EVERY_TARGET,
+        ours: "ours-direct-split",
+        yardstick: "ours-direct-nocmplog",
+        at_least: 0.8,
+    },
 ];
 
 /// The goals table (Markdown); goals whose runs are missing are left out.

@@ -14,7 +14,7 @@ use libafl::{
 };
 use libafl_bolts::tuples::tuple_list;
 
-use super::{Coverage, ExecutionMode};
+use super::{standalone, Coverage, ExecutionMode};
 use crate::{
     cmplog,
     engine::{self, Client, FuzzConfig},
@@ -95,6 +95,23 @@ pub fn fuzz_in_process(
     harness::set_malloc_limit(opts.malloc_limit_mb.unwrap_or(opts.rss_limit_mb));
     let timeout = opts.timeout;
     let mut executor = in_process(harness, observers, fuzzer, state, mgr, timeout)?;
+    if let Some(traced_by) = &config.cmplog_target {
+        // The timer stays exact here: a batch-mode timer left armed between inputs could
+        // fire while the client waits on the tracer's fork server, which LibAFL's fork
+        // server executor takes for an error.
+        let (tracer, _cmplog_map) = standalone::tracer(config, traced_by)?;
+        let mut stages =
+            engine::with_comparison_solving(calibration, tracer, config.opts.only_ascii);
+        return engine::fuzz(
+            &mut executor,
+            &mut stages,
+            fuzzer,
+            state,
+            mgr,
+            config,
+            restart_every,
+        );
+    }
     // Arming and disarming a timer costs two syscalls per input (a third of the time of a fast
     // harness); in LibAFL's batch mode the timer stays armed across inputs and each exec only
     // reads the clock (a timeout still fires within twice `-t`). The tracer runs rarely and

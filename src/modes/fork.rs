@@ -15,6 +15,7 @@ use libafl_bolts::tuples::tuple_list;
 use super::{
     direct,
     oom::OomAware,
+    standalone,
     template::{FromTemplate, Template},
     Coverage, ExecutionMode,
 };
@@ -59,6 +60,12 @@ impl ExecutionMode for Fork {
         )?;
         let mut executor =
             OomAware::new(FromTemplate::new(template.clone(), observers), oom.raised());
+        if let Some(traced_by) = &config.cmplog_target {
+            let (tracer, _cmplog_map) = standalone::tracer(config, traced_by)?;
+            let mut stages =
+                engine::with_comparison_solving(calibration, tracer, config.opts.only_ascii);
+            return engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None);
+        }
         let tracer = OomAware::new(
             FromTemplate::new(template, tuple_list!(cmplog_observer)),
             oom.raised(),

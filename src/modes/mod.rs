@@ -13,7 +13,7 @@ mod template;
 use libafl::Error;
 
 use crate::{
-    engine::{Client, FuzzConfig},
+    engine::{Client, FuzzConfig, TracerTarget},
     options::{FuzzOptions, Mode},
     reproduce::Reproduce,
     types::{EdgesObserver, SharedMemory},
@@ -44,11 +44,30 @@ pub trait ExecutionMode: Sync {
         Reproduce::for_this_binary()
     }
 
+    /// The command line of the `--cmplog` build: the binary alone, its input in shared memory
+    /// or on stdin (modes that run a standalone target give it the target's arguments).
+    fn cmplog_command(&self, opts: &FuzzOptions) -> Option<Vec<String>> {
+        opts.cmplog
+            .as_ref()
+            .map(|binary| vec![binary.display().to_string()])
+    }
+
     /// The coverage map's observer, once per client process.
     fn coverage(&self, config: &FuzzConfig) -> Result<Coverage, Error>;
 
     /// Builds the executors and stages, and fuzzes.
     fn fuzz(&self, client: Client<'_>) -> Result<(), Error>;
+}
+
+/// Checks the `--cmplog` build before start: it runs, reports its map size and logs
+/// comparisons.
+pub fn check_cmplog_target(
+    mode: &dyn ExecutionMode,
+    opts: &FuzzOptions,
+) -> Result<Option<TracerTarget>, String> {
+    mode.cmplog_command(opts)
+        .map(standalone::check_tracer_target)
+        .transpose()
 }
 
 /// The implementation of `mode`.

@@ -72,6 +72,12 @@ pub struct FuzzOptions {
     /// this many MiB is out-of-memory (default: --rss-limit-mb; 0: no limit).
     #[arg(long, value_name = "MB")]
     pub malloc_limit_mb: Option<u64>,
+    /// Comparison tracing out of process, as AFL++'s `-c`: a standalone build of the same
+    /// target with comparison logging (`libafl_cc --standalone`). The fuzzed build can then
+    /// be compiled without it (`LAFUZZ_NO_CMPLOG=1`) and run at full speed; only the tracing
+    /// runs pay for logging. Standalone modes pass it the target's arguments.
+    #[arg(short = 'c', long = "cmplog", value_name = "BINARY")]
+    pub cmplog: Option<PathBuf>,
     /// Show the target's stdout/stderr (silenced by default).
     #[arg(long)]
     pub show_output: bool,

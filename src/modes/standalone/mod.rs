@@ -24,7 +24,7 @@ use nix::sys::signal::Signal;
 
 use super::{oom::OomAware, Coverage, ExecutionMode};
 use crate::{
-    engine::{self, Client, FuzzConfig},
+    engine::{self, Client, FuzzConfig, TracerTarget},
     hitcounts::HitcountsObserver,
     options::FuzzOptions,
     reproduce::Reproduce,
@@ -32,6 +32,9 @@ use crate::{
     shmem::SelfCleaningShMemProvider,
     types::{EdgesObserver, SharedMemory, State},
 };
+
+/// Where a target finds its coverage map's segment (AFL++'s name).
+const COVERAGE_SHM_ENV: &str = "__AFL_SHM_ID";
 
 /// `persistent`: the target's child runs many inputs; else one fork per input.
 pub struct Standalone {
@@ -47,6 +50,16 @@ impl ExecutionMode for Standalone {
         Reproduce::Target {
             command: opts.target.clone(),
         }
+    }
+
+    fn cmplog_command(&self, opts: &FuzzOptions) -> Option<Vec<String>> {
+        let binary = opts.cmplog.as_ref()?.display().to_string();
+        Some(
+            [binary]
+                .into_iter()
+                .chain(opts.target[1..].to_vec())
+                .collect(),
+        )
     }
 
     fn coverage(&self, config: &FuzzConfig) -> Result<Coverage, Error> {
@@ -85,12 +98,18 @@ impl ExecutionMode for Standalone {
             .build_dynamic_map(edges, others)?;
         let mut executor = OomAware::new(executor, oom);
         engine::add_tokens(state, &autotokens);
-        if !probe::logs_comparisons(&config.opts.target[0]) {
+        // Comparisons are traced by the `--cmplog` build, else by the target itself when
+        // it is a build of ours (AFL++'s builds do not log comparisons our way).
+        let own = (probe::logs_comparisons(&opts.target[0])).then(|| TracerTarget {
+            command: opts.target.clone(),
+            map_size: config.map_size,
+        });
+        let Some(traced_by) = config.cmplog_target.clone().or(own) else {
             let mut stages = tuple_list!(calibration, engine::havoc_stage(config.opts.only_ascii));
             return engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None);
-        }
-        let (cmplog_observer, _cmplog_map, cmplog_id) = cmplog_map()?;
-        let tracer = OomAware::new(tracer(config, cmplog_observer, &cmplog_id)?, oom);
+        };
+        let (tracer, _cmplog_map) = tracer(config, &traced_by)?;
+        let tracer = OomAware::new(tracer, oom);
         let mut stages =
             engine::with_comparison_solving(calibration, tracer, config.opts.only_ascii);
         engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None)
@@ -135,13 +154,26 @@ fn coverage_map(map_size: usize) -> Result<(EdgesObserver, SharedMemory), Error>
     let mut shmem = provider.new_shmem(map_size.next_multiple_of(runtime_abi::page_size()))?;
     // SAFETY: the client is single-threaded while it sets up its target's environment.
     unsafe {
-        shmem.write_to_env("__AFL_SHM_ID")?;
+        shmem.write_to_env(COVERAGE_SHM_ENV)?;
         std::env::set_var("AFL_MAP_SIZE", shmem.len().to_string());
     }
     // SAFETY: the segment is at least `map_size` bytes and the caller keeps it as long as
     // the observer.
     let map = unsafe { StdMapObserver::from_mut_ptr("edges", shmem.as_mut_ptr(), map_size) };
     Ok((HitcountsObserver::new(map).track_indices(), shmem))
+}
+
+/// Checks a `--cmplog` build (its command line): it reports its map size and logs comparisons.
+pub fn check_tracer_target(command: Vec<String>) -> Result<TracerTarget, String> {
+    let map_size = probe::map_size(&command).map_err(|e| format!("bad --cmplog: {e}"))?;
+    if !probe::logs_comparisons(&command[0]) {
+        return Err(format!(
+            "bad --cmplog {}: not a build of ours with comparison logging \
+             (build it with `libafl_cc --standalone`)",
+            command[0]
+        ));
+    }
+    Ok(TracerTarget { command, map_size })
 }
 
 /// The comparison log shared with the tracing fork server (in LibAFL's `CmpLogMap` layout,
@@ -163,21 +195,35 @@ fn cmplog_map() -> Result<(CmpLogObserver, SharedMemory, String), Error> {
     Ok((observer, shmem, id))
 }
 
-type Tracer = ForkserverExecutor<BytesInput, (CmpLogObserver, ()), State, SharedMemory>;
+pub type Tracer = ForkserverExecutor<BytesInput, (CmpLogObserver, ()), State, SharedMemory>;
 
-/// A second fork server of the target, one fork per input, that logs comparisons: the
-/// comparison-tracing stage runs inputs through it.
-fn tracer(config: &FuzzConfig, cmplog: CmpLogObserver, cmplog_id: &str) -> Result<Tracer, Error> {
-    let target = &config.opts.target;
-    ForkserverExecutor::builder()
-        .program(target[0].clone())
-        .parse_afl_cmdline(&target[1..])
+/// A fork server of `traced_by` (the target itself or the `--cmplog` build), one fork per
+/// input, that logs comparisons: the comparison-tracing stage runs inputs through it. Keep the
+/// returned segment (the comparison log) as long as the tracer.
+pub fn tracer(
+    config: &FuzzConfig,
+    traced_by: &TracerTarget,
+) -> Result<(Tracer, SharedMemory), Error> {
+    let (cmplog, cmplog_map, cmplog_id) = cmplog_map()?;
+    if std::env::var_os(COVERAGE_SHM_ENV).is_none() {
+        // LibAFL's fork server refuses to start without it in this process's environment;
+        // the in-process modes have no coverage segment to give (the tracer gets "" anyway).
+        // SAFETY: the client is single-threaded while it sets up its executors.
+        unsafe { std::env::set_var(COVERAGE_SHM_ENV, "") };
+    }
+    let command = &traced_by.command;
+    let tracer = ForkserverExecutor::builder()
+        .program(command[0].clone())
+        .parse_afl_cmdline(&command[1..])
         .env(runtime_abi::cmplog_shm_env(), cmplog_id)
-        // One fork per traced input, even when the fuzzing fork server is persistent.
-        .env("__AFL_PERSISTENT", "0")
-        .coverage_map_size(aligned(config.map_size))
+        // Not the fuzzing target's coverage map: the tracer's own counters do.
+        .env(COVERAGE_SHM_ENV, "")
+        .is_persistent(true)
+        .coverage_map_size(aligned(traced_by.map_size))
         .timeout(config.opts.timeout)
         .kill_signal(Signal::SIGKILL)
+        .debug_child(config.opts.show_output)
         .shmem_provider(&mut SelfCleaningShMemProvider::new()?)
-        .build(tuple_list!(cmplog))
+        .build(tuple_list!(cmplog))?;
+    Ok((tracer, cmplog_map))
 }
