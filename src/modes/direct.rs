@@ -14,7 +14,10 @@ use libafl::{
 };
 use libafl_bolts::tuples::tuple_list;
 
-use super::{standalone, Coverage, ExecutionMode};
+use super::{
+    paused_timer::{self, TimerPaused},
+    standalone, Coverage, ExecutionMode,
+};
 use crate::{
     cmplog,
     engine::{self, Client, FuzzConfig},
@@ -96,10 +99,14 @@ pub fn fuzz_in_process(
     let timeout = opts.timeout;
     let mut executor = in_process(harness, observers, fuzzer, state, mgr, timeout)?;
     if let Some(traced_by) = &config.cmplog_target {
-        // The timer stays exact here: a batch-mode timer left armed between inputs could
-        // fire while the client waits on the tracer's fork server, which LibAFL's fork
-        // server executor takes for an error.
+        // The batch timer (below) is paused while the client waits on the tracer's fork
+        // server; where it cannot be, the timer stays exact.
+        let (batch, timer) = paused_timer::batch_timer(timeout);
+        if timer.is_some() {
+            *executor.hooks_mut().0.timer_mut() = batch;
+        }
         let (tracer, _cmplog_map) = standalone::tracer(config, traced_by)?;
+        let tracer = TimerPaused::new(tracer, timer);
         let mut stages =
             engine::with_comparison_solving(calibration, tracer, config.opts.only_ascii);
         return engine::fuzz(

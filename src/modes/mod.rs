@@ -6,6 +6,7 @@
 mod direct;
 mod fork;
 mod oom;
+mod paused_timer;
 mod reset;
 mod standalone;
 mod template;
