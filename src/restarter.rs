@@ -60,6 +60,10 @@ pub fn client_manager(
     desc: &ClientDescription,
     limits: &ClientLimits,
 ) -> Result<(Option<State>, Mgr), Error> {
+    // This process is the launcher's child: it and so its clients end with the launcher,
+    // which ends with the fuzzer's own process, even one killed with SIGKILL (else the
+    // restarter starts clients forever). In an orderly stop the launcher waits for it.
+    die_with_parent()?;
     // Pinned here, so every client started below runs on this core.
     let _ = desc.core_id().set_affinity();
     let mut staterestorer = StateRestorer::new(shmem.new_shmem(STATE_SIZE)?);

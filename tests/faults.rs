@@ -39,6 +39,36 @@ fn a_killed_broker_stops_every_client_with_an_error() {
 }
 
 #[test]
+fn killing_the_fuzzer_itself_takes_the_whole_campaign_with_it() {
+    // `kill -9` of the command the user started: nothing can stop the campaign in order, and
+    // nothing of it may go on running (the per-core restarters once did, restarting clients
+    // forever; a client that finds nothing to report never notices its broker is gone).
+    let tmp = TempDir::new("killed-fuzzer");
+    let out = tmp.path().join("out");
+    let args = ["--cores", "0", "--max-time", "120"];
+    let mut campaign = Campaign::fuzz(&fuzzer("libpng"), "direct", &corpus("libpng"), &out, &args);
+    campaign.wait_for(Duration::from_secs(60), "fuzzing", |s| {
+        stat(s, "execs_done") > 1000
+    });
+    let group = children(campaign.pid());
+    assert_eq!(group.len(), 1, "{group:?}");
+    unsafe {
+        libc::kill(campaign.pid(), libc::SIGKILL);
+    }
+    campaign.wait(Duration::from_secs(10));
+    let start = std::time::Instant::now();
+    while !group_members(group[0]).is_empty() {
+        if start.elapsed() > Duration::from_secs(10) {
+            let left = group_members(group[0]);
+            // Out of the test's reach otherwise: their parent is gone.
+            unsafe { libc::kill(-group[0], libc::SIGKILL) };
+            panic!("left running: {left:?}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
 fn a_full_output_disk_is_a_one_line_error_and_leaves_no_partial_input() {
     let tmp = TempDir::new("full-disk");
     let out = tmp.path().join("out");
