@@ -16,6 +16,19 @@ use libafl_bolts::tuples::RefIndexable;
 #[derive(Debug, Clone, Copy)]
 pub struct TimerId(libc::timer_t);
 
+impl TimerId {
+    /// What is left on the timer (zero: not armed).
+    fn left(self) -> Duration {
+        // SAFETY: timer_gettime on a live timer of this process (LibAFL never deletes its
+        // timer), into a valid struct.
+        unsafe {
+            let mut left: libc::itimerspec = std::mem::zeroed();
+            libc::timer_gettime(self.0, &mut left);
+            Duration::new(left.it_value.tv_sec as u64, left.it_value.tv_nsec as u32)
+        }
+    }
+}
+
 /// The ids of this process's POSIX timers.
 fn timer_ids() -> Vec<usize> {
     std::fs::read_to_string("/proc/self/timers")
@@ -57,15 +70,13 @@ impl<E> TimerPaused<E> {
 
     /// Disarms the timer; returns what was left on it (zero: it was not armed).
     fn pause(timer: TimerId) -> Duration {
-        // SAFETY: timer_gettime/timer_settime on a live timer of this process (LibAFL never
-        // deletes its timer), with valid out-pointers.
+        let left = timer.left();
+        // SAFETY: timer_settime on a live timer of this process, from a valid struct.
         unsafe {
-            let mut left: libc::itimerspec = std::mem::zeroed();
-            libc::timer_gettime(timer.0, &mut left);
             let disarmed: libc::itimerspec = std::mem::zeroed();
             libc::timer_settime(timer.0, 0, &disarmed, std::ptr::null_mut());
-            Duration::new(left.it_value.tv_sec as u64, left.it_value.tv_nsec as u32)
         }
+        left
     }
 
     fn resume(timer: TimerId, left: Duration, paused_for: Duration) {
@@ -77,7 +88,7 @@ impl<E> TimerPaused<E> {
             unsafe { libc::raise(libc::SIGALRM) };
             return;
         };
-        // SAFETY: as in `pause`.
+        // SAFETY: timer_settime on a live timer of this process, from a valid struct.
         unsafe {
             let mut rearm: libc::itimerspec = std::mem::zeroed();
             rearm.it_value.tv_sec = left.as_secs() as libc::time_t;
@@ -123,26 +134,17 @@ impl<E: HasObservers> HasObservers for TimerPaused<E> {
 mod tests {
     use super::*;
 
-    fn left_on(timer: TimerId) -> Duration {
-        // SAFETY: reads a live timer of this process into a valid struct.
-        unsafe {
-            let mut left: libc::itimerspec = std::mem::zeroed();
-            libc::timer_gettime(timer.0, &mut left);
-            Duration::new(left.it_value.tv_sec as u64, left.it_value.tv_nsec as u32)
-        }
-    }
-
     #[test]
     fn the_batch_timer_is_found_paused_and_resumed_with_what_was_left() {
         let (mut batch, timer) = batch_timer(Duration::from_secs(10));
         let timer = timer.expect("the new timer is listed in /proc/self/timers");
         batch.set_timer();
-        assert!(left_on(timer) > Duration::from_secs(9));
+        assert!(timer.left() > Duration::from_secs(9));
         let left = TimerPaused::<()>::pause(timer);
         assert!(left > Duration::from_secs(9), "{left:?}");
-        assert_eq!(left_on(timer), Duration::ZERO, "disarmed while paused");
+        assert_eq!(timer.left(), Duration::ZERO, "disarmed while paused");
         TimerPaused::<()>::resume(timer, left, Duration::from_secs(4));
-        let now = left_on(timer);
+        let now = timer.left();
         assert!(
             now > Duration::from_secs(5) && now <= Duration::from_secs(6),
             "{now:?}"

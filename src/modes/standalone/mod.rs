@@ -57,7 +57,7 @@ impl ExecutionMode for Standalone {
         Some(
             [binary]
                 .into_iter()
-                .chain(opts.target[1..].to_vec())
+                .chain(opts.target[1..].iter().cloned())
                 .collect(),
         )
     }
@@ -100,11 +100,13 @@ impl ExecutionMode for Standalone {
         engine::add_tokens(state, &autotokens);
         // Comparisons are traced by the `--cmplog` build, else by the target itself when
         // it is a build of ours (AFL++'s builds do not log comparisons our way).
-        let own = (probe::logs_comparisons(&opts.target[0])).then(|| TracerTarget {
-            command: opts.target.clone(),
-            map_size: config.map_size,
-        });
-        let Some(traced_by) = config.cmplog_target.clone().or(own) else {
+        let own = || {
+            probe::logs_comparisons(&opts.target[0]).then(|| TracerTarget {
+                command: opts.target.clone(),
+                map_size: config.map_size,
+            })
+        };
+        let Some(traced_by) = config.cmplog_target.clone().or_else(own) else {
             let mut stages = tuple_list!(calibration, engine::havoc_stage(config.opts.only_ascii));
             return engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None);
         };
@@ -197,9 +199,9 @@ fn cmplog_map() -> Result<(CmpLogObserver, SharedMemory, String), Error> {
 
 pub type Tracer = ForkserverExecutor<BytesInput, (CmpLogObserver, ()), State, SharedMemory>;
 
-/// A fork server of `traced_by` (the target itself or the `--cmplog` build), one fork per
-/// input, that logs comparisons: the comparison-tracing stage runs inputs through it. Keep the
-/// returned segment (the comparison log) as long as the tracer.
+/// A persistent fork server of `traced_by` (the target itself or the `--cmplog` build) that
+/// logs comparisons: the comparison-tracing stage runs inputs through it. Keep the returned
+/// segment (the comparison log) as long as the tracer.
 pub fn tracer(
     config: &FuzzConfig,
     traced_by: &TracerTarget,
