@@ -46,7 +46,7 @@ const CLASS_OF: [u8; 256] = {
 };
 
 /// Counters are skipped or visited this many at a time.
-const BLOCK: usize = 32;
+pub const BLOCK: usize = 32;
 
 /// Most blocks of counters are all zero: one OR of four words tells.
 fn is_zero(block: &[u8]) -> bool {
@@ -89,8 +89,10 @@ impl Mix {
 }
 
 /// Buckets every non-zero counter of `map` in place, and returns the hash of the result (see
-/// [`hash_non_zero`]), computed in the same pass.
-pub fn classify(map: &mut [u8]) -> u64 {
+/// [`hash_non_zero`]), computed in the same pass; `touched` gets the indices of the blocks of
+/// [`BLOCK`] counters that are not all zero.
+pub fn classify(map: &mut [u8], touched: &mut Vec<u32>) -> u64 {
+    touched.clear();
     let mut mix = Mix::default();
     let whole_blocks = map.len() / BLOCK;
     let mut blocks = map.chunks_exact_mut(BLOCK);
@@ -98,6 +100,7 @@ pub fn classify(map: &mut [u8]) -> u64 {
         if !is_zero(block) {
             classify_block(block.try_into().expect("a whole block"));
             mix.add_block(at, block);
+            touched.push(at as u32);
         }
     }
     let rest = blocks.into_remainder();
@@ -183,6 +186,9 @@ pub struct HitcountsObserver<M> {
     /// The map's hash, from the pass that bucketed it (None: the map changed since).
     #[serde(skip)]
     hash: Option<u64>,
+    /// The blocks that pass found not all zero.
+    #[serde(skip)]
+    touched: Vec<u32>,
 }
 
 impl<M> Hash for HitcountsObserver<M>
@@ -199,7 +205,18 @@ where
 
 impl<M> HitcountsObserver<M> {
     pub fn new(base: M) -> Self {
-        Self { base, hash: None }
+        Self {
+            base,
+            hash: None,
+            touched: Vec::new(),
+        }
+    }
+
+    /// After an execution, the indices of the blocks of [`BLOCK`] counters that are not all
+    /// zero (the counters after the last whole block are not listed); None when the map may
+    /// have changed since it was bucketed.
+    pub fn touched_blocks(&self) -> Option<&[u32]> {
+        self.hash.is_some().then_some(&self.touched)
     }
 }
 
@@ -230,7 +247,7 @@ where
     }
 
     fn post_exec(&mut self, state: &mut S, input: &I, exit_kind: &ExitKind) -> Result<(), Error> {
-        self.hash = Some(classify(&mut self.base.to_slice_mut()));
+        self.hash = Some(classify(&mut self.base.to_slice_mut(), &mut self.touched));
         self.base.post_exec(state, input, exit_kind)
     }
 }
@@ -335,7 +352,9 @@ mod tests {
         for (at, count) in counts {
             map[at] = count;
         }
-        let _ = classify(&mut map);
+        let mut touched = Vec::new();
+        let _ = classify(&mut map, &mut touched);
+        assert_eq!(touched, [0], "the remainder is not a block");
         let mut want = [0u8; 45];
         for (at, class) in [(0, 1), (3, 4), (9, 8), (15, 128), (37, 32), (44, 64)] {
             want[at] = class;
@@ -359,7 +378,7 @@ mod tests {
         let mut counts = [0u8; 100];
         counts[40] = 3;
         counts[99] = 200;
-        let bucketed_hash = classify(&mut counts);
+        let bucketed_hash = classify(&mut counts, &mut Vec::new());
         assert_eq!(bucketed_hash, hash(&counts));
     }
 

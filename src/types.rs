@@ -24,7 +24,8 @@ use crate::{
 
 /// The coverage map: the target's 8-bit counters (or the shared map a standalone target
 /// writes), bucketed into AFL hit counts.
-pub type EdgesMap = HitcountsObserver<StdMapObserver<'static, u8, false>>;
+pub type CountersMap = StdMapObserver<'static, u8, false>;
+pub type EdgesMap = HitcountsObserver<CountersMap>;
 pub type EdgesObserver = ExplicitTracking<EdgesMap, true, false>;
 /// The observers of every fuzzing executor (tracing executors have their own).
 pub type Observers = (EdgesObserver, (TimeObserver, ()));
@@ -34,7 +35,7 @@ pub type State =
 pub type Mgr =
     LlmpRestartingEventManager<(), BytesInput, State, SharedMemory, SelfCleaningShMemProvider>;
 pub type CoverageFeedback =
-    EagerOrFeedback<NewCoverageFeedback<EdgesObserver, EdgesMap>, TimeFeedback>;
+    EagerOrFeedback<NewCoverageFeedback<EdgesObserver, CountersMap>, TimeFeedback>;
 pub type Objective = NewSolutions<EdgesObserver, EdgesMap>;
 pub type Scheduler = CullOnChange<
     StdWeightedScheduler<EdgesObserver, EdgesMap>,
