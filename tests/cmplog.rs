@@ -91,11 +91,10 @@ fn cmplog_finds_the_magic_crash_in_persistent_mode_on_a_standalone_target() {
     assert!(campaign.stop_with(libc::SIGINT).success());
 }
 
-#[test]
-fn a_separate_tracing_build_solves_comparisons_for_a_build_without_them() {
-    // As AFL++'s `-c`: the fuzzed build has no comparison logging (so it alone does not find
-    // the crash, see above); the standalone build traces comparisons out of process.
-    let tmp = TempDir::new("cmplog-split");
+/// As AFL++'s `-c`: the fuzzed build has no comparison logging (so it alone does not find the
+/// crash, see above); the standalone build traces comparisons out of process.
+fn a_separate_tracing_build_solves_comparisons(mode: &str) {
+    let tmp = TempDir::new(&format!("cmplog-split-{mode}"));
     let out = tmp.path().join("out");
     let tracer = fuzzer("magic-standalone");
     let args = [
@@ -108,7 +107,7 @@ fn a_separate_tracing_build_solves_comparisons_for_a_build_without_them() {
     ];
     let mut campaign = Campaign::fuzz(
         &fuzzer("magic-nocmplog"),
-        "direct",
+        mode,
         &corpus("magic"),
         &out,
         &args,
@@ -124,6 +123,16 @@ fn a_separate_tracing_build_solves_comparisons_for_a_build_without_them() {
     assert!(campaign.stop_with(libc::SIGINT).success());
     let crash = std::fs::read(&inputs(&campaign.out.join("crashes"))[0]).unwrap();
     assert_eq!(&crash[15..28], b"LIBAFL-MAGIC!");
+}
+
+#[test]
+fn a_separate_tracing_build_solves_comparisons_for_a_build_without_them() {
+    a_separate_tracing_build_solves_comparisons("direct");
+}
+
+#[test]
+fn a_separate_tracing_build_solves_comparisons_in_fork_mode() {
+    a_separate_tracing_build_solves_comparisons("fork");
 }
 
 #[test]

@@ -50,9 +50,13 @@ impl ExecutionMode for Fork {
         } = client;
         harness::initialize();
         let oom = OomFlag::new(config.opts.rss_limit_mb)?;
-        // The comparison log too must be shared memory for the client to read it, mapped
-        // before the template is forked.
-        let (cmplog_observer, _cmplog_map) = cmplog::shared_observer()?;
+        // Without --cmplog the children log comparisons themselves: into shared memory (32
+        // MiB, untouched with --cmplog) for the client to read, mapped before the template is
+        // forked.
+        let children_log = match config.cmplog_target {
+            None => Some(cmplog::shared_observer()?),
+            Some(_) => None,
+        };
         let template = Template::start(
             config.opts.timeout,
             config.opts.max_len,
@@ -66,6 +70,8 @@ impl ExecutionMode for Fork {
                 engine::with_comparison_solving(calibration, tracer, config.opts.only_ascii);
             return engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None);
         }
+        let (cmplog_observer, _cmplog_map) =
+            children_log.expect("mapped above when there is no --cmplog");
         let tracer = OomAware::new(
             FromTemplate::new(template, tuple_list!(cmplog_observer)),
             oom.raised(),
