@@ -21,6 +21,7 @@ use libafl_bolts::{shmem::ShMemProvider, tuples::tuple_list, ToSlice};
 use libafl_targets::{cmps::CmpLogMap, CmpLogObserver, CMPLOG_MAP_PTR};
 
 use crate::{
+    comparison_log::ComparisonLog,
     i2s::I2SReplace,
     only_ascii::OnlyAscii,
     shmem::SelfCleaningShMemProvider,
@@ -34,13 +35,13 @@ pub const LEARNED_TOKENS_STAT: &str = "cmplog_tokens";
 const MAX_LEARNED_TOKENS: usize = 4096;
 
 /// The comparison log observer, in this process's memory.
-pub fn observer() -> CmpLogObserver {
-    CmpLogObserver::new("cmplog", true)
+pub fn observer() -> ComparisonLog {
+    ComparisonLog::new(CmpLogObserver::new("cmplog", true))
 }
 
 /// For fork mode: the comparison log moved to shared memory, so the parent reads what a
 /// child logged. Keep the returned segment as long as the observer.
-pub fn shared_observer() -> Result<(CmpLogObserver, SharedMemory), Error> {
+pub fn shared_observer() -> Result<(ComparisonLog, SharedMemory), Error> {
     let mut shmem = SelfCleaningShMemProvider::new()?.new_shmem(size_of::<CmpLogMap>())?;
     // SAFETY: the logging hooks write through this pointer; the segment is as large as the
     // map and the caller keeps it as long as the client runs. The client is single-threaded,

@@ -20,6 +20,7 @@ mod broker;
 mod campaign;
 mod client;
 mod cmplog;
+mod comparison_log;
 mod engine;
 mod errors;
 mod harness;
