@@ -93,11 +93,17 @@ impl Mix {
 /// [`BLOCK`] counters that are not all zero.
 pub fn classify(map: &mut [u8], touched: &mut Vec<u32>) -> u64 {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the processor has AVX2 (and so SSSE3), checked above.
-        return unsafe { classify_avx2(map, touched) };
+    {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2 (and so SSSE3), checked above.
+            return unsafe { classify_avx2(map, touched) };
+        }
+        if std::arch::is_x86_feature_detected!("ssse3") {
+            // SAFETY: the processor has SSSE3, checked above.
+            return unsafe { classify_ssse3(map, touched) };
+        }
     }
-    classify_with(map, touched, classify_block)
+    classify_with(map, touched, |block| classify_each(block))
 }
 
 /// [`classify`] compiled for AVX2: the scan for zero blocks 32 counters per instruction, and
@@ -106,6 +112,14 @@ pub fn classify(map: &mut [u8], touched: &mut Vec<u32>) -> u64 {
 #[target_feature(enable = "avx2")]
 unsafe fn classify_avx2(map: &mut [u8], touched: &mut Vec<u32>) -> u64 {
     // SAFETY: AVX2 implies SSSE3.
+    classify_with(map, touched, |block| unsafe { classify_block_ssse3(block) })
+}
+
+/// [`classify`] with the byte shuffles of SSSE3 (processors without AVX2).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "ssse3")]
+unsafe fn classify_ssse3(map: &mut [u8], touched: &mut Vec<u32>) -> u64 {
+    // SAFETY: the caller checked SSSE3.
     classify_with(map, touched, |block| unsafe { classify_block_ssse3(block) })
 }
 
@@ -148,20 +162,6 @@ fn hash_non_zero(map: &[u8]) -> u64 {
     mix.0
 }
 
-/// Buckets a block that is not all zero: 16 counters per table lookup where the processor
-/// has SSSE3's byte shuffle, else one at a time. (One lookup per counter, with a check for
-/// zero words, took 8 ns per non-zero word: most of the classification's time on a large
-/// map.)
-fn classify_block(block: &mut [u8; BLOCK]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("ssse3") {
-        // SAFETY: the processor has SSSE3, checked above.
-        unsafe { classify_block_ssse3(block) };
-        return;
-    }
-    classify_each(block);
-}
-
 /// The class of a counter by its low nibble when its high nibble is zero, and by its high
 /// nibble otherwise (16-31, 32-127, 128+).
 #[cfg(target_arch = "x86_64")]
@@ -171,6 +171,10 @@ const CLASS_BY_HIGH_NIBBLE: [u8; 16] = [
     0, 32, 64, 64, 64, 64, 64, 64, 128, 128, 128, 128, 128, 128, 128, 128,
 ];
 
+/// Buckets a block that is not all zero, 16 counters per table lookup (SSSE3's byte shuffle)
+/// where the processor has it; [`classify`] picks it once per map. (One lookup per counter,
+/// with a check for zero words, took 8 ns per non-zero word: most of the classification's
+/// time on a large map.)
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "ssse3")]
 unsafe fn classify_block_ssse3(block: &mut [u8; BLOCK]) {
@@ -427,10 +431,21 @@ mod tests {
     #[test]
     fn a_block_is_bucketed_as_each_counter_alone() {
         for first in (0..256).step_by(BLOCK) {
-            let mut block: [u8; BLOCK] = std::array::from_fn(|i| (first + i) as u8);
-            let want = block.map(|c| CLASS_OF[usize::from(c)]);
-            classify_block(&mut block);
-            assert_eq!(block, want, "counts {first}..");
+            let counts: [u8; BLOCK] = std::array::from_fn(|i| (first + i) as u8);
+            let want = counts.map(|c| CLASS_OF[usize::from(c)]);
+            let mut block = counts;
+            classify_with(&mut block, &mut Vec::new(), |b| classify_each(b));
+            assert_eq!(block, want, "one at a time, counts {first}..");
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("ssse3") {
+                let mut block = counts;
+                // SAFETY: the processor has SSSE3, checked above.
+                unsafe { classify_block_ssse3(&mut block) };
+                assert_eq!(block, want, "by byte shuffles, counts {first}..");
+            }
+            let mut block = counts;
+            classify(&mut block, &mut Vec::new());
+            assert_eq!(block, want, "as dispatched, counts {first}..");
         }
     }
 }
