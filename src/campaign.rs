@@ -33,6 +33,9 @@ pub fn run(opts: FuzzOptions) -> Result<i32, String> {
 /// supervising process) says so; that ending is not an error.
 pub fn run_watched(opts: FuzzOptions, stop_now: impl FnMut() -> bool) -> Result<i32, String> {
     let mode = modes::of(opts.mode);
+    if mode.binds_symbols_at_load() {
+        modes::bind_symbols_at_load();
+    }
     let config = prepare(mode, opts)?;
     let opts = &config.opts;
     if !opts.quiet {

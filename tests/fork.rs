@@ -20,6 +20,9 @@ fn fork_mode_finds_crashes_and_hang_and_sees_crashing_childrens_coverage() {
     });
     let stats = campaign.stats();
     assert!(stat(&stats, "edges_found") > 0, "{stats:?}");
+    // The campaign runs with every symbol bound at load, so children do not resolve them.
+    let environ = std::fs::read(format!("/proc/{}/environ", campaign.pid())).unwrap();
+    assert!(environ.split(|b| *b == 0).any(|v| v == b"LD_BIND_NOW=1"));
     assert!(campaign.stop_with(libc::SIGTERM).success());
 
     // Both crashes are saved only if the parent saw the crashing children's coverage:

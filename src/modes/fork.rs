@@ -34,6 +34,9 @@ impl ExecutionMode for Fork {
     fn check(&self, opts: &FuzzOptions) -> Result<usize, String> {
         direct::linked_harness_map_size(opts)
     }
+    fn binds_symbols_at_load(&self) -> bool {
+        true
+    }
     fn coverage(&self, _config: &FuzzConfig) -> Result<Coverage, Error> {
         let counters = harness::take_coverage_counters()?;
         share_with_children(counters)?;
