@@ -9,7 +9,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::{harness, hitcounts::bucket, memory::resident_mb};
+use crate::{buckets::bucket, harness, memory::resident_mb};
 
 /// How often a running input's memory is looked at.
 const RSS_CHECK_EVERY: Duration = Duration::from_millis(20);

@@ -17,6 +17,7 @@
 //!   `reproduce`, `errors`.
 
 mod broker;
+mod buckets;
 mod campaign;
 mod client;
 mod cmplog;

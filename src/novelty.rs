@@ -27,7 +27,7 @@ use libafl_bolts::{
     AsIter, Named, ToSlice,
 };
 
-use crate::hitcounts::{HitcountsObserver, BLOCK};
+use crate::{buckets::BLOCK, hitcounts::HitcountsObserver};
 
 /// The maximum of the history and this execution's counters, 32 at a time.
 #[derive(Debug, Clone, Copy)]

@@ -21,11 +21,13 @@ use super::{
 };
 use crate::{
     cmplog,
-    engine::{self, Client, FuzzConfig},
+    comparison_log::ComparisonLog,
+    engine::{self, Client, FuzzConfig, TracerTarget},
     harness, memory,
     options::FuzzOptions,
     runtime_abi,
     shmem::SharedPages,
+    types::SharedMemory,
 };
 
 pub struct Fork;
@@ -53,12 +55,10 @@ impl ExecutionMode for Fork {
         } = client;
         harness::initialize();
         let oom = OomFlag::new(config.opts.rss_limit_mb)?;
-        // Without --cmplog the children log comparisons themselves: into shared memory (32
-        // MiB, untouched with --cmplog) for the client to read, mapped before the template is
-        // forked.
-        let children_log = match config.cmplog_target {
-            None => Some(cmplog::shared_observer()?),
-            Some(_) => None,
+        let tracing = match &config.cmplog_target {
+            // Mapped before the template is forked, for its children to write.
+            None => Tracing::InChildren(cmplog::shared_observer()?),
+            Some(target) => Tracing::SeparateBuild(target),
         };
         let template = Template::start(
             config.opts.timeout,
@@ -67,22 +67,31 @@ impl ExecutionMode for Fork {
         )?;
         let mut executor =
             OomAware::new(FromTemplate::new(template.clone(), observers), oom.raised());
-        if let Some(traced_by) = &config.cmplog_target {
-            let (tracer, _cmplog_map) = standalone::tracer(config, traced_by)?;
-            let mut stages =
-                engine::with_comparison_solving(calibration, tracer, config.opts.only_ascii);
-            return engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None);
+        let only_ascii = config.opts.only_ascii;
+        match tracing {
+            Tracing::SeparateBuild(target) => {
+                let (tracer, _cmplog_map) = standalone::tracer(config, target)?;
+                let mut stages = engine::with_comparison_solving(calibration, tracer, only_ascii);
+                engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None)
+            }
+            Tracing::InChildren((children_log, _cmplog_map)) => {
+                let tracer = OomAware::new(
+                    FromTemplate::new(template, tuple_list!(children_log)),
+                    oom.raised(),
+                );
+                let mut stages = engine::with_comparison_solving(calibration, tracer, only_ascii);
+                engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None)
+            }
         }
-        let (cmplog_observer, _cmplog_map) =
-            children_log.expect("mapped above when there is no --cmplog");
-        let tracer = OomAware::new(
-            FromTemplate::new(template, tuple_list!(cmplog_observer)),
-            oom.raised(),
-        );
-        let mut stages =
-            engine::with_comparison_solving(calibration, tracer, config.opts.only_ascii);
-        engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None)
     }
+}
+
+/// Who logs comparisons for the tracing stage: without `--cmplog` the children, into shared
+/// memory for the client to read (32 MiB, left unmapped with `--cmplog`); with it, the
+/// separate build.
+enum Tracing<'a> {
+    InChildren((ComparisonLog, SharedMemory)),
+    SeparateBuild(&'a TracerTarget),
 }
 
 /// The memory limit of fork mode's children: each child arms a CPU-time timer (one syscall;
