@@ -54,7 +54,7 @@ impl<M> HitcountsObserver<M> {
         }
     }
 
-    /// After an execution, the indices of the blocks of [`BLOCK`] counters that are not all
+    /// After an execution, the indices of the blocks of [`BLOCK`](crate::buckets::BLOCK) counters that are not all
     /// zero (the counters after the last whole block are not listed); None when the map may
     /// have changed since it was bucketed.
     pub fn touched_blocks(&self) -> Option<&[u32]> {

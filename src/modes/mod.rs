@@ -96,7 +96,8 @@ pub fn of(mode: Mode) -> &'static dyn ExecutionMode {
 pub fn bind_symbols_at_load() {
     use std::os::unix::process::CommandExt;
 
-    if std::env::var_os("LD_BIND_NOW").is_some() {
+    // The dynamic loader takes any non-empty value as set.
+    if std::env::var_os("LD_BIND_NOW").is_some_and(|v| !v.is_empty()) {
         return;
     }
     let mut args = std::env::args_os();
