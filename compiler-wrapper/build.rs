@@ -2,6 +2,9 @@
 //! loop, comparison logging, the logging comparison functions, the sanitizer defaults and the
 //! child's memory limit, one
 //! file each around `runtime/lafuzz_runtime.h` (which the fuzzer crate's build reads too).
+//! Also the LLVM pass plugin `pass/cmp-guard.cc` (see there), built with the LLVM that
+//! `LLVM_CONFIG` names, the one whose clang the wrapper runs.
+use std::{env, path::PathBuf, process::Command};
 const SOURCES: &[&str] = &[
     "runtime/forkserver.c",
     "runtime/cmplog.c",
@@ -22,4 +25,37 @@ fn main() {
         .warnings(true)
         .cargo_metadata(false)
         .compile("lafuzz_standalone");
+    build_cmp_guard_pass();
+}
+
+/// Builds `OUT_DIR/lafuzz-cmp-guard.so`. Without it (no LLVM development files) the wrapper still
+/// works, with every comparison hook called unconditionally (slower): a warning says so.
+fn build_cmp_guard_pass() {
+    const SOURCE: &str = "pass/cmp-guard.cc";
+    println!("cargo:rerun-if-changed={SOURCE}");
+    println!("cargo:rerun-if-env-changed=LLVM_CONFIG");
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap()).join("lafuzz-cmp-guard.so");
+    let _ = std::fs::remove_file(&out);
+    let llvm_config = env::var("LLVM_CONFIG").unwrap_or_else(|_| "llvm-config-19".into());
+    let query = |arg: &str| -> Option<String> {
+        let output = Command::new(&llvm_config).arg(arg).output().ok()?;
+        output
+            .status
+            .success()
+            .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+    };
+    let (Some(bindir), Some(cxxflags)) = (query("--bindir"), query("--cxxflags")) else {
+        println!("cargo:warning=`{llvm_config}` not found: comparison hooks stay unguarded");
+        return;
+    };
+    let status = Command::new(PathBuf::from(bindir).join("clang++"))
+        .args(["-shared", "-fPIC", "-O2"])
+        .args(cxxflags.split_whitespace())
+        .arg(SOURCE)
+        .arg("-o")
+        .arg(&out)
+        .status();
+    if !matches!(status, Ok(s) if s.success()) {
+        println!("cargo:warning=cannot build {SOURCE}: comparison hooks stay unguarded");
+    }
 }

@@ -154,3 +154,68 @@ fn a_tracing_build_that_cannot_trace_is_refused_before_start() {
     }
     assert!(!out.exists(), "nothing written before the checks pass");
 }
+
+/// The IR of `source` compiled by our wrapper (`-O2`), split into basic blocks.
+fn wrapper_ir_blocks(source: &str, tag: &str) -> Vec<String> {
+    let tmp = TempDir::new(tag);
+    let c = tmp.path().join("cmp.c");
+    std::fs::write(&c, source).unwrap();
+    let output = std::process::Command::new(root().join("target/release/libafl_cc"))
+        .args(["-O2", "-S", "-emit-llvm", "-o", "-"])
+        .arg(&c)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let ir = String::from_utf8(output.stdout).unwrap();
+    let mut blocks = vec![String::new()];
+    for line in ir.lines() {
+        // A block starts at a label (`12:` or `name:`) or a function's opening brace.
+        let label = !line.starts_with(' ')
+            && line.split(':').next().is_some_and(|l| {
+                !l.is_empty()
+                    && l.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_')
+            });
+        if label || line.ends_with('{') {
+            blocks.push(String::new());
+        }
+        let block = blocks.last_mut().unwrap();
+        block.push_str(line);
+        block.push('\n');
+    }
+    blocks
+}
+
+#[test]
+fn comparison_hooks_are_called_only_when_the_tracing_flag_is_set() {
+    let blocks = wrapper_ir_blocks(
+        "int f(const int *a, int n) {\n\
+           int s = 0;\n\
+           for (int i = 0; i < n; i++) {\n\
+             if (a[i] == 0x41424344) s++;\n\
+             switch (a[i]) { case 1: s += 2; break; case 7: s += 3; break; case 9: s--; }\n\
+           }\n\
+           return s;\n\
+         }\n",
+        "cmp-guard",
+    );
+    let hook_calls = |b: &String| b.matches("call void @__sanitizer_cov_trace_").count();
+    let flag_loads = |b: &String| b.matches("load i8, ptr @libafl_cmplog_enabled").count();
+    let calls: usize = blocks.iter().map(hook_calls).sum();
+    let loads: usize = blocks.iter().map(flag_loads).sum();
+    // The loop's bound, the constant and the switch: each one hook, each behind one test.
+    assert!(calls >= 3, "too few comparison hooks:\n{}", blocks.concat());
+    assert_eq!(
+        calls,
+        loads,
+        "a hook without its flag test:\n{}",
+        blocks.concat()
+    );
+    for block in blocks.iter().filter(|b| hook_calls(b) > 0) {
+        assert_eq!(
+            flag_loads(block),
+            0,
+            "a hook called in the block that tests the flag (not behind the branch):\n{block}"
+        );
+    }
+}

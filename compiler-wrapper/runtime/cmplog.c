@@ -11,6 +11,10 @@
 
 cmplog_map *lafuzz_cmplog;
 
+// The tracing flag that the cmp-guard pass (compiler-wrapper/pass) tests before each hook call,
+// under the name the in-process runtime (libafl_targets) gives it: 1 once the log is mapped.
+uint8_t libafl_cmplog_enabled;
+
 // The log's size as this runtime lays it out, for a fuzzer or a test to check against its own.
 const size_t __lafuzz_cmplog_map_size = sizeof(cmplog_map);
 
@@ -20,6 +24,7 @@ int lafuzz_cmplog_attach(void) {
   void *seg = shmat(atoi(id), NULL, 0);
   if (seg == (void *)-1) return -1;
   lafuzz_cmplog = seg;
+  libafl_cmplog_enabled = 1;
   return 0;
 }
 

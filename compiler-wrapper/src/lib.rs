@@ -8,8 +8,10 @@
 //!
 //! Comparison logging (CmpLog) is on by default for the in-process runtime: SanitizerCoverage
 //! `trace-cmp` for integer comparisons, and `memcmp`/`strcmp`-style calls kept as calls (not
-//! inlined by the compiler) so the runtime's interceptors log them. `--no-cmplog` (or
-//! `LAFUZZ_NO_CMPLOG=1`) turns it off.
+//! inlined by the compiler) so the runtime's interceptors log them. A pass plugin of ours
+//! (`pass/cmp-guard.cc`) calls each `trace-cmp` hook only while a tracing run is on, so other
+//! executions pay a load and an untaken branch per comparison instead of a call. `--no-cmplog`
+//! (or `LAFUZZ_NO_CMPLOG=1`) turns it off.
 
 use std::{env, path::PathBuf, process};
 
@@ -60,6 +62,10 @@ fn runtime_dir() -> PathBuf {
 
 /// The standalone runtime, built by this crate's build script.
 const STANDALONE_RUNTIME: &str = concat!(env!("OUT_DIR"), "/liblafuzz_standalone.a");
+
+/// The pass plugin that puts each comparison hook behind a test of the tracing flag (built by
+/// this crate's build script, absent when LLVM's development files were missing).
+const CMP_GUARD_PASS: &str = concat!(env!("OUT_DIR"), "/lafuzz-cmp-guard.so");
 
 /// AFL++'s source-level API, as afl-clang-fast defines it, mapped onto the standalone runtime.
 const AFL_API_DEFINES: &[&str] = &[
@@ -151,6 +157,9 @@ pub fn run(is_cpp: bool) -> ! {
     if cmplog {
         for flag in CMPLOG_FLAGS {
             cc.add_arg(flag);
+        }
+        if std::path::Path::new(CMP_GUARD_PASS).exists() {
+            cc.add_arg(format!("-fpass-plugin={CMP_GUARD_PASS}"));
         }
     }
     if standalone {
