@@ -2,8 +2,8 @@
 //! loop, comparison logging, the logging comparison functions, the sanitizer defaults and the
 //! child's memory limit, one
 //! file each around `runtime/lafuzz_runtime.h` (which the fuzzer crate's build reads too).
-//! Also the LLVM pass plugin `pass/cmp-guard.cc` (see there), built with the LLVM that
-//! `LLVM_CONFIG` names, the one whose clang the wrapper runs.
+//! Also the LLVM pass plugin `pass/cmp-guard.cc` (see there), built with the LLVM whose clang
+//! the wrapper runs.
 use std::{env, path::PathBuf, process::Command};
 const SOURCES: &[&str] = &[
     "runtime/forkserver.c",
@@ -33,24 +33,21 @@ fn main() {
 fn build_cmp_guard_pass() {
     const SOURCE: &str = "pass/cmp-guard.cc";
     println!("cargo:rerun-if-changed={SOURCE}");
-    println!("cargo:rerun-if-env-changed=LLVM_CONFIG");
+    for var in ["LLVM_CONFIG", "LLVM_BINDIR", "LLVM_CXXFLAGS"] {
+        println!("cargo:rerun-if-env-changed={var}");
+    }
     let out = PathBuf::from(env::var("OUT_DIR").unwrap()).join("lafuzz-cmp-guard.so");
     let _ = std::fs::remove_file(&out);
-    let llvm_config = env::var("LLVM_CONFIG").unwrap_or_else(|_| "llvm-config-19".into());
-    let query = |arg: &str| -> Option<String> {
-        let output = Command::new(&llvm_config).arg(arg).output().ok()?;
-        output
-            .status
-            .success()
-            .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
-    };
-    let (Some(bindir), Some(cxxflags)) = (query("--bindir"), query("--cxxflags")) else {
-        println!("cargo:warning=`{llvm_config}` not found: comparison hooks stay unguarded");
+    // libafl_cc's build finds the clang the wrapper runs the same way (LLVM_CONFIG, LLVM_BINDIR,
+    // else the newest llvm-config-N): the plugin must be built against that clang's LLVM.
+    let (Ok(bindir), Ok(cxxflags)) = (libafl_build::llvm_bindir(), libafl_build::llvm_cxxflags())
+    else {
+        println!("cargo:warning=no llvm-config found: comparison hooks stay unguarded");
         return;
     };
     let status = Command::new(PathBuf::from(bindir).join("clang++"))
         .args(["-shared", "-fPIC", "-O2"])
-        .args(cxxflags.split_whitespace())
+        .args(&cxxflags)
         .arg(SOURCE)
         .arg("-o")
         .arg(&out)
