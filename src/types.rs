@@ -4,10 +4,10 @@
 use libafl::{
     corpus::InMemoryOnDiskCorpus,
     events::LlmpRestartingEventManager,
-    feedbacks::{EagerOrFeedback, MapIndexesMetadata, TimeFeedback},
+    feedbacks::MapIndexesMetadata,
     fuzzer::StdFuzzer,
     inputs::{BytesInput, BytesInputConverter},
-    observers::{ExplicitTracking, StdMapObserver, TimeObserver},
+    observers::{ExplicitTracking, StdMapObserver},
     schedulers::{LenTimeMulTestcasePenalty, StdWeightedScheduler},
     stages::CalibrationStage,
     state::StdState,
@@ -28,14 +28,13 @@ pub type CountersMap = StdMapObserver<'static, u8, false>;
 pub type EdgesMap = HitcountsObserver<CountersMap>;
 pub type EdgesObserver = ExplicitTracking<EdgesMap, true, false>;
 /// The observers of every fuzzing executor (tracing executors have their own).
-pub type Observers = (EdgesObserver, (TimeObserver, ()));
+pub type Observers = (EdgesObserver, ());
 pub type SharedMemory = <SelfCleaningShMemProvider as ShMemProvider>::ShMem;
 pub type State =
     StdState<InMemoryOnDiskCorpus<BytesInput>, BytesInput, StdRand, SolutionsOnDisk<BytesInput>>;
 pub type Mgr =
     LlmpRestartingEventManager<(), BytesInput, State, SharedMemory, SelfCleaningShMemProvider>;
-pub type CoverageFeedback =
-    EagerOrFeedback<NewCoverageFeedback<EdgesObserver, CountersMap>, TimeFeedback>;
+pub type CoverageFeedback = NewCoverageFeedback<EdgesObserver, CountersMap>;
 pub type Objective = NewSolutions<EdgesObserver, EdgesMap>;
 pub type Scheduler = CullOnChange<
     StdWeightedScheduler<EdgesObserver, EdgesMap>,
