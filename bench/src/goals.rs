@@ -3,11 +3,16 @@
 
 use std::fmt::Write as _;
 
-use crate::{report::Run, rows::rows};
+use crate::{
+    cmplog_cost::{self, GROWN_WORKLOAD},
+    report::Run,
+    rows::rows,
+};
 
 struct Goal {
     what: &'static str,
-    /// A target or an extra; `EVERY_TARGET`: one row per target of the run.
+    /// A target or an extra; with [`EVERY_TARGET`] in it, one row per target of the run, the
+    /// target in its place (`*`, or `*@grown`: see `cmplog_cost.rs`).
     workload: &'static str,
     ours: &'static str,
     yardstick: &'static str,
@@ -42,8 +47,16 @@ const GOALS: &[Goal] = &[
         what:
             "comparison logging ({target}): default build vs `LAFUZZ_NO_CMPLOG=1` build, `direct`",
         workload: EVERY_TARGET,
-        ours: "ours-direct",
-        yardstick: "ours-direct-nocmplog",
+        ours: cmplog_cost::DEFAULT,
+        yardstick: cmplog_cost::NO_CMPLOG,
+        at_least: 0.8,
+    },
+    Goal {
+        what: "comparison logging per execution ({target}): the same pair, both fuzzing from \
+               the default build's grown corpus",
+        workload: GROWN_WORKLOAD,
+        ours: cmplog_cost::DEFAULT,
+        yardstick: cmplog_cost::NO_CMPLOG,
         at_least: 0.8,
     },
     Goal {
@@ -64,13 +77,16 @@ pub fn goals(runs: &[Run], targets: &[&str]) -> String {
     );
     let mut any = false;
     for goal in GOALS {
-        let workloads: Vec<&str> = if goal.workload == EVERY_TARGET {
-            targets.to_vec()
+        let workloads: Vec<(&str, String)> = if goal.workload.contains(EVERY_TARGET) {
+            targets
+                .iter()
+                .map(|t| (*t, goal.workload.replace(EVERY_TARGET, t)))
+                .collect()
         } else {
-            vec![goal.workload]
+            vec![(goal.workload, goal.workload.to_string())]
         };
-        for workload in workloads {
-            let of = rows(runs, workload);
+        for (target, workload) in workloads {
+            let of = rows(runs, &workload);
             let speed = |name: &str| {
                 of.iter()
                     .find(|r| r.fuzzer == name)
@@ -85,7 +101,7 @@ pub fn goals(runs: &[Run], targets: &[&str]) -> String {
                 0.0
             };
             any = true;
-            let what = goal.what.replace("{target}", workload);
+            let what = goal.what.replace("{target}", target);
             let _ = writeln!(
                 out,
                 "| {what} | {ours:.0} | {yardstick:.0} | {ratio:.2}x | >= {:.1}x | {} |",
@@ -118,7 +134,27 @@ mod tests {
             text.contains("| 9 | 10 | 0.90x | >= 0.8x | yes |"),
             "{text}"
         );
+        assert!(!text.contains("per execution"), "{text}");
         assert!(!text.contains("persistent"), "{text}");
+        let grown = |fuzzer, execs| Run {
+            workload: cmplog_cost::grown_workload("libpng"),
+            ..run(fuzzer, true, execs, 60)
+        };
+        let runs = [
+            run("ours-direct", true, 50, 60),
+            run("ours-direct-nocmplog", true, 100, 60),
+            grown("ours-direct", 86),
+            grown("ours-direct-nocmplog", 100),
+        ];
+        let text = goals(&runs, &["libpng"]);
+        assert!(text.contains("| 5 | 10 | 0.50x | >= 0.8x | no |"), "{text}");
+        assert!(
+            text.contains(
+                "per execution (libpng): the same pair, both fuzzing from the default \
+                           build's grown corpus | 9 | 10 | 0.86x | >= 0.8x | yes |"
+            ),
+            "{text}"
+        );
         assert!(text.contains("(libpng)"), "{text}");
         assert!(goals(&[], &["libpng"]).is_empty());
     }

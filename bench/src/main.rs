@@ -7,6 +7,7 @@
 //! prints the summary.
 
 mod builds;
+mod cmplog_cost;
 mod command;
 mod coverage;
 mod extras;
@@ -188,9 +189,18 @@ fn run(opts: Options) -> Result<(), String> {
                     run.branches.unwrap_or(0)
                 );
                 runs.push(run);
+                if trial == 0
+                    && fuzzer.name == cmplog_cost::DEFAULT
+                    && fuzzer_names.contains(&&cmplog_cost::NO_CMPLOG)
+                {
+                    cmplog_cost::keep(&corpus, &out, lib.name)?;
+                }
                 let _ = fs::remove_dir_all(&work);
             }
         }
+    }
+    for lib in &targets {
+        runs.extend(cmplog_cost::measure(&paths, lib, &out, opts.time, core)?);
     }
     if extras {
         runs.extend(extras::extras(
@@ -217,6 +227,7 @@ fn run(opts: Options) -> Result<(), String> {
         println!("bench: README.md's Results section updated");
     }
     let _ = fs::remove_dir_all(out.join("work"));
+    let _ = fs::remove_dir_all(out.join("grown"));
     println!("\n{summary}\nbench: results in {}", out.display());
     Ok(())
 }
