@@ -107,11 +107,17 @@ fn replace_integer<const N: usize>(
     let Some(rest) = bytes.get(from..) else {
         return false;
     };
-    // A SIMD search per operand (a scan of a 5 KB input per stacked replacement otherwise).
-    let first = searched
-        .iter()
-        .filter_map(|(found, other)| Some((memchr::memmem::find(rest, found)?, other)))
-        .min_by_key(|(at, _)| *at);
+    // A SIMD search per operand (a scan of a 5 KB input per stacked replacement otherwise),
+    // each only as far as the nearest operand found so far.
+    let mut first: Option<(usize, &[u8; N])> = None;
+    for (found, other) in searched {
+        let end = first.map_or(rest.len(), |(at, _)| (at + N - 1).min(rest.len()));
+        if let Some(at) = memchr::memmem::find(&rest[..end], found) {
+            if first.is_none_or(|(best, _)| at < best) {
+                first = Some((at, other));
+            }
+        }
+    }
     let Some((at, other)) = first else {
         return false;
     };
@@ -167,6 +173,57 @@ mod tests {
         let mut input = b"nothing here".to_vec();
         assert!(!replace_bytes(&mut input, 0, b"MAGIC", b"QRSTU"));
         assert_eq!(input, b"nothing here");
+    }
+
+    /// The first of the four windows found, by a plain scan of every position.
+    fn reference<const N: usize>(
+        bytes: &[u8],
+        from: usize,
+        a: [[u8; N]; 2],
+        b: [[u8; N]; 2],
+        a_is_const: bool,
+    ) -> Option<(usize, [u8; N])> {
+        let pairs = [(a[0], b[0]), (a[1], b[1]), (b[0], a[0]), (b[1], a[1])];
+        let searched = if a_is_const { &pairs[2..] } else { &pairs[..] };
+        (from..bytes.len().saturating_sub(N - 1)).find_map(|at| {
+            searched
+                .iter()
+                .find(|(found, _)| bytes[at..at + N] == found[..])
+                .map(|(_, other)| (at, *other))
+        })
+    }
+
+    #[test]
+    fn integer_replacement_agrees_with_a_plain_scan() {
+        // Inputs over a small alphabet, so operands occur often, overlap and repeat.
+        let mut seed = 0x2545_f491_u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..20_000 {
+            let len = (next() % 24) as usize;
+            let input: Vec<u8> = (0..len).map(|_| (next() % 3) as u8).collect();
+            let a = (next() % 9) as u16;
+            let b = (next() % 9) as u16;
+            let both = |x: u16| [x.to_le_bytes(), x.to_be_bytes()];
+            let from = (next() % 26) as usize;
+            let a_is_const = next() % 2 == 0;
+            let mut got = input.clone();
+            let replaced = replace_integer(&mut got, from, both(a), both(b), a_is_const);
+            let expected = reference(&input, from, both(a), both(b), a_is_const);
+            let mut want = input.clone();
+            if let Some((at, other)) = expected {
+                want[at..at + 2].copy_from_slice(&other);
+            }
+            assert_eq!(replaced, expected.is_some());
+            assert_eq!(
+                got, want,
+                "input {input:?} from {from} a {a} b {b} const {a_is_const}"
+            );
+        }
     }
 
     #[test]
