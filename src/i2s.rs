@@ -108,14 +108,13 @@ fn replace_integer<const N: usize>(
         return false;
     };
     // A SIMD search per operand (a scan of a 5 KB input per stacked replacement otherwise),
-    // each only as far as the nearest operand found so far.
+    // each only through the windows that start before the nearest operand found so far, so
+    // whatever it finds is the new nearest.
     let mut first: Option<(usize, &[u8; N])> = None;
     for (found, other) in searched {
-        let end = first.map_or(rest.len(), |(at, _)| (at + N - 1).min(rest.len()));
+        let end = first.map_or(rest.len(), |(at, _)| at + N - 1);
         if let Some(at) = memchr::memmem::find(&rest[..end], found) {
-            if first.is_none_or(|(best, _)| at < best) {
-                first = Some((at, other));
-            }
+            first = Some((at, other));
         }
     }
     let Some((at, other)) = first else {
