@@ -7,9 +7,7 @@ use libafl::{
     events::ClientDescription,
     fuzzer::StdFuzzer,
     mutators::Tokens,
-    schedulers::{
-        powersched::PowerSchedule, IndexesLenTimeMinimizerScheduler, StdWeightedScheduler,
-    },
+    schedulers::{powersched::PowerSchedule, IndexesLenTimeMinimizerScheduler, WeightedScheduler},
     stages::CalibrationStage,
     state::{HasMaxSize, StdState},
     Error, HasMetadata,
@@ -79,7 +77,7 @@ pub fn run(
 
     let scheduler = CullOnChange::new(IndexesLenTimeMinimizerScheduler::new(
         &edges,
-        StdWeightedScheduler::with_schedule(&mut state, &edges, Some(PowerSchedule::fast())),
+        WeightedScheduler::with_schedule(&mut state, &edges, Some(PowerSchedule::fast())),
     ));
     let mut fuzzer = StdFuzzer::builder()
         .scheduler(scheduler)

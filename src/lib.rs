@@ -22,6 +22,7 @@ mod campaign;
 mod client;
 mod cmplog;
 mod comparison_log;
+mod corpus_weight;
 mod engine;
 mod errors;
 mod harness;

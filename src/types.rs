@@ -8,13 +8,14 @@ use libafl::{
     fuzzer::StdFuzzer,
     inputs::{BytesInput, BytesInputConverter},
     observers::{ExplicitTracking, StdMapObserver},
-    schedulers::{LenTimeMulTestcasePenalty, StdWeightedScheduler},
+    schedulers::{LenTimeMulTestcasePenalty, WeightedScheduler},
     stages::CalibrationStage,
     state::StdState,
 };
 use libafl_bolts::{rands::StdRand, shmem::ShMemProvider};
 
 use crate::{
+    corpus_weight::BoundedSpeedWeight,
     hitcounts::HitcountsObserver,
     novelty::NewCoverageFeedback,
     scheduler::CullOnChange,
@@ -37,7 +38,7 @@ pub type Mgr =
 pub type CoverageFeedback = NewCoverageFeedback<EdgesObserver, CountersMap>;
 pub type Objective = NewSolutions<EdgesObserver, EdgesMap>;
 pub type Scheduler = CullOnChange<
-    StdWeightedScheduler<EdgesObserver, EdgesMap>,
+    WeightedScheduler<EdgesObserver, BoundedSpeedWeight, EdgesMap>,
     LenTimeMulTestcasePenalty,
     BytesInput,
     MapIndexesMetadata,
