@@ -74,7 +74,10 @@ impl<I, S: HasMetadata> TestcaseScore<I, S> for BoundedSpeedWeight {
             .get::<MapIndexesMetadata>()
             .map_or(0.0, |m| m.refcnt() as f64);
         let edges_rated = state.metadata::<TopRatedsMetadata>()?.map().len() as f64;
-        weight *= 1.0 + top_rated / edges_rated;
+        // A target without coverage has no rated edge (LibAFL's weight divided by zero there).
+        if edges_rated > 0.0 {
+            weight *= 1.0 + top_rated / edges_rated;
+        }
         if entry.has_metadata::<IsFavoredMetadata>() {
             weight *= 5.0;
         }
