@@ -40,10 +40,15 @@ pub fn run_watched(opts: FuzzOptions, stop_now: impl FnMut() -> bool) -> Result<
     let opts = &config.opts;
     if !opts.quiet {
         println!(
-            "lafuzz: {:?} mode, {} core(s), {} seed file(s), {} dictionary token(s), output {}",
+            "lafuzz: {:?} mode, {} core(s), {} seed file(s){}, {} dictionary token(s), output {}",
             opts.mode,
             opts.clients(),
             config.seeds.len(),
+            if config.text_inputs {
+                " of text (Grimoire on)"
+            } else {
+                ""
+            },
             config.tokens.len(),
             config.output.display()
         );

@@ -8,7 +8,7 @@ use libafl::{
     fuzzer::StdFuzzer,
     mutators::Tokens,
     schedulers::{powersched::PowerSchedule, IndexesLenTimeMinimizerScheduler, WeightedScheduler},
-    stages::CalibrationStage,
+    stages::{CalibrationStage, GeneralizationStage},
     state::{HasMaxSize, StdState},
     Error, HasMetadata,
 };
@@ -43,6 +43,7 @@ pub fn run(
     // in its whole milliseconds, so the first input to reach an edge stayed favored).
     let mut feedback = NewCoverageFeedback::new(&edges);
     let calibration = CalibrationStage::new(&feedback);
+    let generalization = config.text_inputs.then(|| GeneralizationStage::new(&edges));
     let mut objective = NewSolutions::new(&edges);
 
     let mut state = match state {
@@ -91,6 +92,7 @@ pub fn run(
         mgr: &mut mgr,
         observers: tuple_list!(edges),
         calibration,
+        generalization,
         config,
     })
 }

@@ -11,10 +11,17 @@ use libafl::{
     events::{AwaitRestartSafe, EventRestarter, ProgressReporter, SendExiting},
     executors::{Executor, HasObservers},
     fuzzer::{Evaluator, Fuzzer},
-    inputs::BytesInput,
-    mutators::{havoc_mutations, tokens_mutations, HavocScheduledMutator, Tokens},
+    inputs::{BytesInput, GeneralizedInputMetadata},
+    mutators::{
+        havoc_mutations, tokens_mutations, GrimoireExtensionMutator, GrimoireRandomDeleteMutator,
+        GrimoireRecursiveReplacementMutator, GrimoireStringReplacementMutator,
+        HavocScheduledMutator, Tokens,
+    },
     observers::ObserversTuple,
-    stages::{IfStage, Restartable, Stage, StagesTuple, StdPowerMutationalStage, TracingStage},
+    stages::{
+        IfStage, OptionalStage, Restartable, Stage, StagesTuple, StdMutationalStage,
+        StdPowerMutationalStage, TracingStage,
+    },
     state::{HasCorpus, HasCurrentTestcase, HasExecutions},
     Error, HasMetadata,
 };
@@ -26,7 +33,7 @@ use crate::{
     options::FuzzOptions,
     output::collect_files,
     saved_state, solutions,
-    types::{Calibration, ClientFuzzer, Mgr, Observers, State},
+    types::{Calibration, ClientFuzzer, Generalization, Mgr, Observers, State},
 };
 
 /// How often a client sends its statistics to the broker.
@@ -48,6 +55,8 @@ pub struct FuzzConfig {
     pub map_size: usize,
     /// `--cmplog`: the separate build that comparison tracing runs.
     pub cmplog_target: Option<TracerTarget>,
+    /// The seeds are text: new entries are generalized and get Grimoire's mutations.
+    pub text_inputs: bool,
 }
 
 /// A standalone build with comparison logging that the tracing stage runs out of process, as
@@ -65,6 +74,8 @@ pub struct Client<'a> {
     pub mgr: &'a mut Mgr,
     pub observers: Observers,
     pub calibration: Calibration,
+    /// Present when the seeds are text (see [`FuzzConfig::text_inputs`]).
+    pub generalization: Option<Generalization>,
     pub config: &'a FuzzConfig,
 }
 
@@ -84,9 +95,7 @@ pub fn add_tokens(state: &mut State, tokens: &Tokens) {
 const HAVOC_MAX_STACK_POW: usize = 5;
 
 /// Havoc and dictionary tokens, scheduled by power; `only_ascii`: see [`OnlyAscii`].
-pub fn havoc_stage<E>(
-    only_ascii: bool,
-) -> impl Stage<E, Mgr, State, ClientFuzzer> + Restartable<State>
+fn havoc_stage<E>(only_ascii: bool) -> impl Stage<E, Mgr, State, ClientFuzzer> + Restartable<State>
 where
     E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
 {
@@ -99,16 +108,61 @@ where
     ))
 }
 
+/// Grimoire's mutations, for text inputs: each new entry is generalized first (the parts
+/// whose removal keeps its new coverage become gaps); these splice other entries'
+/// generalized parts and dictionary tokens into the gaps and delete parts. LibAFL's text
+/// fuzzer's settings (stacks of 2 to 8; deletion twice as likely, against growing inputs).
+/// On sqlite (SQL seeds), side by side 120 s, 6 seeds x 2 core orders: 8977 -> 9070 edges
+/// (+1.0%, 9 of 12 pairs higher).
+fn grimoire_stage<E>() -> impl Stage<E, Mgr, State, ClientFuzzer> + Restartable<State>
+where
+    E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
+{
+    StdMutationalStage::<_, _, GeneralizedInputMetadata, BytesInput, _, _, _>::transforming(
+        HavocScheduledMutator::with_max_stack_pow(
+            tuple_list!(
+                GrimoireExtensionMutator::new(),
+                GrimoireRecursiveReplacementMutator::new(),
+                GrimoireStringReplacementMutator::new(),
+                GrimoireRandomDeleteMutator::new(),
+                GrimoireRandomDeleteMutator::new(),
+            ),
+            3,
+        ),
+    )
+}
+
+/// The stages of a target that cannot log comparisons: those of [`with_comparison_solving`]
+/// without comparison solving.
+pub fn without_comparison_solving<E>(
+    calibration: Calibration,
+    generalization: Option<Generalization>,
+    only_ascii: bool,
+) -> impl StagesTuple<E, Mgr, State, ClientFuzzer>
+where
+    E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
+{
+    let text = generalization.is_some();
+    tuple_list!(
+        OptionalStage::new(generalization.map(|g| tuple_list!(g))),
+        calibration,
+        havoc_stage(only_ascii),
+        OptionalStage::new(text.then(|| tuple_list!(grimoire_stage())))
+    )
+}
+
 /// How often an entry gets comparison solving: the first time it is fuzzed (as AFL++'s
 /// CmpLog) and every this many times after, since random input-to-state replacement may need
 /// several tries. Every time cost three quarters of libpng's executions.
 const COMPARISON_SOLVING_EVERY: usize = 4;
 
-/// The stages of every mode that can log comparisons: calibration; comparison tracing with
-/// `tracer`, input-to-state replacement and tokens learned from comparisons (see
-/// [`COMPARISON_SOLVING_EVERY`]); then havoc.
+/// The stages of every mode that can log comparisons: generalization of a new entry (text
+/// inputs only); calibration; comparison tracing with `tracer`, input-to-state replacement
+/// and tokens learned from comparisons (see [`COMPARISON_SOLVING_EVERY`]); havoc; then
+/// Grimoire (text inputs only).
 pub fn with_comparison_solving<E, TE>(
     calibration: Calibration,
+    generalization: Option<Generalization>,
     tracer: TE,
     only_ascii: bool,
 ) -> impl StagesTuple<E, Mgr, State, ClientFuzzer>
@@ -125,10 +179,13 @@ where
         cmplog::i2s_stage(only_ascii),
         cmplog::LearnTokensStage
     );
+    let text = generalization.is_some();
     tuple_list!(
+        OptionalStage::new(generalization.map(|g| tuple_list!(g))),
         calibration,
         IfStage::new(due, comparison_solving),
-        havoc_stage(only_ascii)
+        havoc_stage(only_ascii),
+        OptionalStage::new(text.then(|| tuple_list!(grimoire_stage())))
     )
 }
 

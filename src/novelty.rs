@@ -6,7 +6,10 @@
 //! time, 35,000 counters). The hit-count pass (`hitcounts.rs`) already knows which blocks of
 //! counters are not all zero; only those can hold a new maximum. Everything else (the
 //! history's upkeep when an input is kept, calibration, the minimizer's indices) is LibAFL's
-//! SIMD map feedback, with a max reducer the compiler can inline.
+//! SIMD map feedback, with a max reducer the compiler can inline. A kept input also gets the
+//! list of counters it raised (its novelties, which generalization keeps while removing parts
+//! of the input): LibAFL's feedback lists them in its scan of the whole map after every
+//! execution; here only a kept input's map is scanned for them.
 
 use std::borrow::Cow;
 
@@ -15,11 +18,12 @@ use libafl::{
     events::EventFirer,
     executors::ExitKind,
     feedbacks::{
-        simd::SimdMapFeedback, Feedback, HasObserverHandle, MapFeedbackMetadata, StateInitializer,
+        map::MapNoveltiesMetadata, simd::SimdMapFeedback, Feedback, HasObserverHandle,
+        MapFeedbackMetadata, StateInitializer,
     },
     observers::{CanTrack, MapObserver},
     state::HasExecutions,
-    Error, HasNamedMetadata,
+    Error, HasMetadata, HasNamedMetadata,
 };
 use libafl_bolts::{
     simd::{vector::u8x32, MaxReducer, Reducer, SimdReducer},
@@ -120,24 +124,21 @@ where
         observers: &OT,
         exit_kind: &ExitKind,
     ) -> Result<bool, Error> {
-        // Novelty tracking wants every new counter listed: LibAFL's full comparison does that.
-        if !C::NOVELTIES {
-            let observer = observers
-                .get(self.inner.observer_handle())
-                .ok_or_else(|| Error::key_not_found("the coverage map observer"))?
-                .as_ref();
-            if let Some(touched) = observer.touched_blocks() {
-                let map = observer.to_slice();
-                let history = &mut state
-                    .named_metadata_map_mut()
-                    .get_mut::<MapFeedbackMetadata<u8>>(self.inner.name())
-                    .ok_or_else(|| Error::key_not_found("the coverage history"))?
-                    .history_map;
-                if history.len() < map.len() {
-                    history.resize(map.len(), 0);
-                }
-                return Ok(exceeds_history(&map, history, touched));
+        let observer = observers
+            .get(self.inner.observer_handle())
+            .ok_or_else(|| Error::key_not_found("the coverage map observer"))?
+            .as_ref();
+        if let Some(touched) = observer.touched_blocks() {
+            let map = observer.to_slice();
+            let history = &mut state
+                .named_metadata_map_mut()
+                .get_mut::<MapFeedbackMetadata<u8>>(self.inner.name())
+                .ok_or_else(|| Error::key_not_found("the coverage history"))?
+                .history_map;
+            if history.len() < map.len() {
+                history.resize(map.len(), 0);
             }
+            return Ok(exceeds_history(&map, history, touched));
         }
         self.inner
             .is_interesting(state, manager, input, observers, exit_kind)
@@ -150,6 +151,26 @@ where
         observers: &OT,
         testcase: &mut Testcase<I>,
     ) -> Result<(), Error> {
+        // Before the history takes this input's counters in (below).
+        if C::NOVELTIES {
+            let observer = observers
+                .get(self.inner.observer_handle())
+                .ok_or_else(|| Error::key_not_found("the coverage map observer"))?
+                .as_ref();
+            let map = observer.to_slice();
+            let history = &state
+                .named_metadata_map()
+                .get::<MapFeedbackMetadata<u8>>(self.inner.name())
+                .ok_or_else(|| Error::key_not_found("the coverage history"))?
+                .history_map;
+            let novelties = map
+                .iter()
+                .enumerate()
+                .filter(|&(i, &now)| now > history.get(i).copied().unwrap_or(0))
+                .map(|(i, _)| i)
+                .collect();
+            testcase.add_metadata(MapNoveltiesMetadata::new(novelties));
+        }
         self.inner
             .append_metadata(state, manager, observers, testcase)
     }

@@ -44,6 +44,7 @@ pub fn prepare(mode: &dyn ExecutionMode, opts: FuzzOptions) -> Result<FuzzConfig
         collect_files(dir, &mut seeds)
             .map_err(|e| format!("cannot read seed corpus {}: {e}", dir.display()))?;
     }
+    let text_inputs = are_text(&seeds);
     output::prepare(&output)?;
     saved_state::check(&output::client_queue_dirs(&output));
     // Resume: a previous campaign's queue is part of the corpus.
@@ -70,7 +71,40 @@ pub fn prepare(mode: &dyn ExecutionMode, opts: FuzzOptions) -> Result<FuzzConfig
         seeds,
         map_size,
         cmplog_target,
+        text_inputs,
     })
+}
+
+/// Whether the seeds are text, as LibAFL's text fuzzer decides it: each is UTF-8 without
+/// control characters other than whitespace (of a long seed, its first 64 KiB), and at least
+/// one is not empty.
+fn are_text(seeds: &[PathBuf]) -> bool {
+    const LOOKED_AT: u64 = 64 << 10;
+    let is_text = |bytes: &[u8]| {
+        let valid = match std::str::from_utf8(bytes) {
+            Ok(text) => text,
+            // A seed cut at 64 KiB may end inside a character.
+            Err(e) if e.error_len().is_none() => {
+                std::str::from_utf8(&bytes[..e.valid_up_to()]).unwrap_or_default()
+            }
+            Err(_) => return false,
+        };
+        !valid
+            .chars()
+            .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\x0c'))
+    };
+    let mut any = false;
+    for seed in seeds {
+        let mut bytes = Vec::new();
+        let read = fs::File::open(seed).and_then(|f| {
+            std::io::Read::read_to_end(&mut std::io::Read::take(f, LOOKED_AT), &mut bytes)
+        });
+        if read.is_err() || !is_text(&bytes) {
+            return false;
+        }
+        any |= !bytes.is_empty();
+    }
+    any
 }
 
 /// A seed longer than any input the fuzzer makes is cut to that length, as libFuzzer's
@@ -137,6 +171,32 @@ mod tests {
         fs::write(&binary, [0xff, 0xfe, 0x00]).unwrap();
         assert!(load_dict(&mut Tokens::new(), &binary).is_err());
         assert!(load_dict(&mut Tokens::new(), &dir.join("missing")).is_err());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn seeds_are_text_when_every_one_is_printable_utf8() {
+        let dir = std::env::temp_dir().join(format!("lafuzz-text-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let seed = |name: &str, bytes: &[u8]| {
+            let path = dir.join(name);
+            fs::write(&path, bytes).unwrap();
+            path
+        };
+        let sql = seed("sql", b"SELECT 1;\r\n\tCREATE TABLE t(x);\n");
+        let accented = seed("accented", "SELECT 'd\u{e9}j\u{e0}';".as_bytes());
+        let empty = seed("empty", b"");
+        let png = seed("png", b"\x89PNG\r\n\x1a\n");
+        let nul = seed("nul", b"abc\0def");
+        let mut cut = vec![b'a'; (64 << 10) - 1];
+        cut.extend("\u{e9}".as_bytes());
+        let cut = seed("cut", &cut);
+        assert!(are_text(&[sql.clone(), accented, empty.clone(), cut]));
+        assert!(!are_text(&[sql.clone(), png]), "one binary seed");
+        assert!(!are_text(&[sql, nul]), "a control character");
+        assert!(!are_text(&[empty]), "nothing but empty seeds");
+        assert!(!are_text(&[]));
+        assert!(!are_text(&[dir.join("missing")]));
         fs::remove_dir_all(&dir).unwrap();
     }
 }

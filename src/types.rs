@@ -9,7 +9,7 @@ use libafl::{
     inputs::{BytesInput, BytesInputConverter},
     observers::{ExplicitTracking, StdMapObserver},
     schedulers::{LenTimeMulTestcasePenalty, WeightedScheduler},
-    stages::CalibrationStage,
+    stages::{CalibrationStage, GeneralizationStage},
     state::StdState,
 };
 use libafl_bolts::{rands::StdRand, shmem::ShMemProvider};
@@ -27,7 +27,9 @@ use crate::{
 /// writes), bucketed into AFL hit counts.
 pub type CountersMap = StdMapObserver<'static, u8, false>;
 pub type EdgesMap = HitcountsObserver<CountersMap>;
-pub type EdgesObserver = ExplicitTracking<EdgesMap, true, false>;
+/// Tracking the indices each entry covers (the minimizer's favored entries) and the counters
+/// it raised (generalization).
+pub type EdgesObserver = ExplicitTracking<EdgesMap, true, true>;
 /// The observers of every fuzzing executor (tracing executors have their own).
 pub type Observers = (EdgesObserver, ());
 pub type SharedMemory = <SelfCleaningShMemProvider as ShMemProvider>::ShMem;
@@ -47,3 +49,5 @@ pub type Scheduler = CullOnChange<
 pub type ClientFuzzer =
     StdFuzzer<Scheduler, CoverageFeedback, BytesInputConverter, SkipKnownSolutions, Objective>;
 pub type Calibration = CalibrationStage<EdgesObserver, BytesInput, EdgesMap, Observers, State>;
+pub type Generalization =
+    GeneralizationStage<EdgesObserver, Mgr, BytesInput, EdgesMap, Observers, State, ClientFuzzer>;

@@ -31,6 +31,14 @@ fn crashme_crash_and_hang_are_found_saved_and_replayed() {
         "{}",
         campaign.log()
     );
+    // The seeds are text: the crash was found with generalization and Grimoire in the stages.
+    assert!(
+        campaign
+            .log()
+            .contains("seed file(s) of text (Grimoire on)"),
+        "{}",
+        campaign.log()
+    );
 
     let crashes = inputs(&out.join("crashes"));
     let hangs = inputs(&out.join("hangs"));
@@ -89,6 +97,11 @@ fn libpng_coverage_grows_well_beyond_the_seeds() {
         "edges after 20 s: {edges}, seeds: {seed_edges}; {stats:?}"
     );
     assert!(stat(&stats, "corpus_count") > 105);
+    assert!(
+        !campaign.log().contains("of text"),
+        "PNG seeds taken for text: {}",
+        campaign.log()
+    );
     assert!(stat(&stats, "total_edges") > 1000);
     let plot = std::fs::read_to_string(out.join("plot_data")).unwrap();
     assert!(plot.lines().count() >= 3, "plot_data: {plot}");

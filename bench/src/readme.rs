@@ -43,10 +43,11 @@ pub fn section(runs: &[Run], targets: &[&str], secs: u64, trials: usize) -> Stri
         }
     }
     let mut out = format!(
-        "Latest suite run: {}, `cargo make bench --time {secs} --trials {trials}`, {}; one \
-         pinned core per run, no dictionary, branches of the library's own code replayed \
-         through one llvm-cov build (medians).\n\n| target |",
+        "Latest suite run: {}, `cargo make bench --time {secs} --trials {trials} --fuzzers {}`, \
+         {}; one pinned core per run, no dictionary, branches of the library's own code \
+         replayed through one llvm-cov build (medians).\n\n| target |",
         today(),
+        fuzzers.join(","),
         machine()
     );
     for f in &fuzzers {

@@ -65,7 +65,9 @@ pub fn counters_observer(counters: &'static mut [u8]) -> EdgesObserver {
     use crate::hitcounts::HitcountsObserver;
     // SAFETY: the counters are static, so they never move while the observer points at them.
     let map = unsafe { StdMapObserver::new("edges", counters) };
-    HitcountsObserver::new(map).track_indices()
+    HitcountsObserver::new(map)
+        .track_indices()
+        .track_novelties()
 }
 
 /// How an in-process executor runs one input.
@@ -91,6 +93,7 @@ pub fn fuzz_in_process(
         mgr,
         observers,
         calibration,
+        generalization,
         config,
     } = client;
     harness::initialize();
@@ -107,8 +110,12 @@ pub fn fuzz_in_process(
         }
         let (tracer, _cmplog_map) = standalone::tracer(config, traced_by)?;
         let tracer = TimerPaused::new(tracer, timer);
-        let mut stages =
-            engine::with_comparison_solving(calibration, tracer, config.opts.only_ascii);
+        let mut stages = engine::with_comparison_solving(
+            calibration,
+            generalization,
+            tracer,
+            config.opts.only_ascii,
+        );
         return engine::fuzz(
             &mut executor,
             &mut stages,
@@ -132,7 +139,12 @@ pub fn fuzz_in_process(
         mgr,
         timeout,
     )?;
-    let mut stages = engine::with_comparison_solving(calibration, tracer, config.opts.only_ascii);
+    let mut stages = engine::with_comparison_solving(
+        calibration,
+        generalization,
+        tracer,
+        config.opts.only_ascii,
+    );
     engine::fuzz(
         &mut executor,
         &mut stages,

@@ -51,6 +51,7 @@ impl ExecutionMode for Fork {
             mgr,
             observers,
             calibration,
+            generalization,
             config,
         } = client;
         harness::initialize();
@@ -71,7 +72,12 @@ impl ExecutionMode for Fork {
         match tracing {
             Tracing::SeparateBuild(target) => {
                 let (tracer, _cmplog_map) = standalone::tracer(config, target)?;
-                let mut stages = engine::with_comparison_solving(calibration, tracer, only_ascii);
+                let mut stages = engine::with_comparison_solving(
+                    calibration,
+                    generalization,
+                    tracer,
+                    only_ascii,
+                );
                 engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None)
             }
             Tracing::InChildren((children_log, _cmplog_map)) => {
@@ -79,7 +85,12 @@ impl ExecutionMode for Fork {
                     FromTemplate::new(template, tuple_list!(children_log)),
                     oom.raised(),
                 );
-                let mut stages = engine::with_comparison_solving(calibration, tracer, only_ascii);
+                let mut stages = engine::with_comparison_solving(
+                    calibration,
+                    generalization,
+                    tracer,
+                    only_ascii,
+                );
                 engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None)
             }
         }

@@ -75,6 +75,7 @@ impl ExecutionMode for Standalone {
             mgr,
             observers: (edges, others),
             calibration,
+            generalization,
             config,
         } = client;
         let opts = &config.opts;
@@ -107,13 +108,21 @@ impl ExecutionMode for Standalone {
             })
         };
         let Some(traced_by) = config.cmplog_target.clone().or_else(own) else {
-            let mut stages = tuple_list!(calibration, engine::havoc_stage(config.opts.only_ascii));
+            let mut stages = engine::without_comparison_solving(
+                calibration,
+                generalization,
+                config.opts.only_ascii,
+            );
             return engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None);
         };
         let (tracer, _cmplog_map) = tracer(config, &traced_by)?;
         let tracer = OomAware::new(tracer, oom);
-        let mut stages =
-            engine::with_comparison_solving(calibration, tracer, config.opts.only_ascii);
+        let mut stages = engine::with_comparison_solving(
+            calibration,
+            generalization,
+            tracer,
+            config.opts.only_ascii,
+        );
         engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None)
     }
 }
@@ -162,7 +171,12 @@ fn coverage_map(map_size: usize) -> Result<(EdgesObserver, SharedMemory), Error>
     // SAFETY: the segment is at least `map_size` bytes and the caller keeps it as long as
     // the observer.
     let map = unsafe { StdMapObserver::from_mut_ptr("edges", shmem.as_mut_ptr(), map_size) };
-    Ok((HitcountsObserver::new(map).track_indices(), shmem))
+    Ok((
+        HitcountsObserver::new(map)
+            .track_indices()
+            .track_novelties(),
+        shmem,
+    ))
 }
 
 /// Checks a `--cmplog` build (its command line): it reports its map size and logs comparisons.
