@@ -75,9 +75,9 @@ pub fn prepare(mode: &dyn ExecutionMode, opts: FuzzOptions) -> Result<FuzzConfig
     })
 }
 
-/// Whether the seeds are text, as LibAFL's text fuzzer decides it: each is UTF-8 without
-/// control characters other than whitespace (of a long seed, its first 64 KiB), and at least
-/// one is not empty.
+/// Whether the seeds are text, as LibAFL's text fuzzer decides it: more than 90% of the
+/// non-empty ones are, here UTF-8 without control characters other than whitespace (of a long
+/// seed, its first 64 KiB). A stray binary file among text seeds leaves Grimoire on.
 fn are_text(seeds: &[PathBuf]) -> bool {
     const LOOKED_AT: u64 = 64 << 10;
     let is_text = |bytes: &[u8]| {
@@ -93,18 +93,21 @@ fn are_text(seeds: &[PathBuf]) -> bool {
             .chars()
             .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r' | '\x0c'))
     };
-    let mut any = false;
+    let (mut text, mut non_empty) = (0, 0);
     for seed in seeds {
         let mut bytes = Vec::new();
         let read = fs::File::open(seed).and_then(|f| {
             std::io::Read::read_to_end(&mut std::io::Read::take(f, LOOKED_AT), &mut bytes)
         });
-        if read.is_err() || !is_text(&bytes) {
-            return false;
+        if read.is_ok() && bytes.is_empty() {
+            continue;
         }
-        any |= !bytes.is_empty();
+        non_empty += 1;
+        if read.is_ok() && is_text(&bytes) {
+            text += 1;
+        }
     }
-    any
+    non_empty > 0 && text * 10 > non_empty * 9
 }
 
 /// A seed longer than any input the fuzzer makes is cut to that length, as libFuzzer's
@@ -175,7 +178,7 @@ mod tests {
     }
 
     #[test]
-    fn seeds_are_text_when_every_one_is_printable_utf8() {
+    fn seeds_are_text_when_more_than_nine_in_ten_are_printable_utf8() {
         let dir = std::env::temp_dir().join(format!("lafuzz-text-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let seed = |name: &str, bytes: &[u8]| {
@@ -192,11 +195,19 @@ mod tests {
         cut.extend("\u{e9}".as_bytes());
         let cut = seed("cut", &cut);
         assert!(are_text(&[sql.clone(), accented, empty.clone(), cut]));
-        assert!(!are_text(&[sql.clone(), png]), "one binary seed");
-        assert!(!are_text(&[sql, nul]), "a control character");
+        assert!(
+            !are_text(&[sql.clone(), png.clone()]),
+            "one binary seed in two"
+        );
+        assert!(!are_text(&[sql.clone(), nul]), "a control character");
+        let mut mostly_text = vec![sql.clone(); 10];
+        mostly_text.push(png.clone());
+        assert!(are_text(&mostly_text), "one binary seed in eleven");
+        mostly_text.push(png);
+        assert!(!are_text(&mostly_text), "two in twelve");
         assert!(!are_text(&[empty]), "nothing but empty seeds");
         assert!(!are_text(&[]));
-        assert!(!are_text(&[dir.join("missing")]));
+        assert!(!are_text(&[sql, dir.join("missing")]), "an unreadable seed");
         fs::remove_dir_all(&dir).unwrap();
     }
 }
