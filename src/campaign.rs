@@ -44,7 +44,7 @@ pub fn run_watched(opts: FuzzOptions, stop_now: impl FnMut() -> bool) -> Result<
             opts.mode,
             opts.clients(),
             config.seeds.len(),
-            if config.text_inputs {
+            if config.grimoire {
                 " of text (Grimoire on)"
             } else {
                 ""

@@ -43,7 +43,7 @@ pub fn run(
     // in its whole milliseconds, so the first input to reach an edge stayed favored).
     let mut feedback = NewCoverageFeedback::new(&edges);
     let calibration = CalibrationStage::new(&feedback);
-    let generalization = config.text_inputs.then(|| GeneralizationStage::new(&edges));
+    let generalization = config.grimoire.then(|| GeneralizationStage::new(&edges));
     let mut objective = NewSolutions::new(&edges);
 
     let mut state = match state {

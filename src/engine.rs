@@ -55,8 +55,9 @@ pub struct FuzzConfig {
     pub map_size: usize,
     /// `--cmplog`: the separate build that comparison tracing runs.
     pub cmplog_target: Option<TracerTarget>,
-    /// The seeds are text: new entries are generalized and get Grimoire's mutations.
-    pub text_inputs: bool,
+    /// The seeds are text and `--only-ascii` is off (Grimoire inserts dictionary tokens as
+    /// they are): new entries are generalized and get Grimoire's mutations.
+    pub grimoire: bool,
 }
 
 /// A standalone build with comparison logging that the tracing stage runs out of process, as
@@ -74,7 +75,7 @@ pub struct Client<'a> {
     pub mgr: &'a mut Mgr,
     pub observers: Observers,
     pub calibration: Calibration,
-    /// Present when the seeds are text (see [`FuzzConfig::text_inputs`]).
+    /// Present with [`FuzzConfig::grimoire`].
     pub generalization: Option<Generalization>,
     pub config: &'a FuzzConfig,
 }

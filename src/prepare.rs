@@ -44,7 +44,7 @@ pub fn prepare(mode: &dyn ExecutionMode, opts: FuzzOptions) -> Result<FuzzConfig
         collect_files(dir, &mut seeds)
             .map_err(|e| format!("cannot read seed corpus {}: {e}", dir.display()))?;
     }
-    let text_inputs = are_text(&seeds);
+    let grimoire = !opts.only_ascii && are_text(&seeds);
     output::prepare(&output)?;
     saved_state::check(&output::client_queue_dirs(&output));
     // Resume: a previous campaign's queue is part of the corpus.
@@ -71,7 +71,7 @@ pub fn prepare(mode: &dyn ExecutionMode, opts: FuzzOptions) -> Result<FuzzConfig
         seeds,
         map_size,
         cmplog_target,
-        text_inputs,
+        grimoire,
     })
 }
 
