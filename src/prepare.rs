@@ -210,8 +210,11 @@ mod tests {
             !are_text(&[sql.clone(), png.clone()]),
             "one binary seed in two"
         );
-        assert!(!are_text(&[sql.clone(), nuls]), "a quarter control characters");
-        assert!(are_text(&[sql.clone(), stray]), "two stray bytes in 18");
+        assert!(
+            !are_text(&[sql.clone(), nuls]),
+            "a quarter control characters"
+        );
+        assert!(are_text(&[sql.clone(), stray]), "two stray bytes in 17");
         let mut mostly_text = vec![sql.clone(); 10];
         mostly_text.push(png.clone());
         assert!(are_text(&mostly_text), "one binary seed in eleven");
