@@ -19,8 +19,7 @@ use libafl::{
     },
     observers::ObserversTuple,
     stages::{
-        IfStage, OptionalStage, Restartable, Stage, StagesTuple, StdMutationalStage,
-        StdPowerMutationalStage, TracingStage,
+        IfStage, OptionalStage, Restartable, Stage, StagesTuple, StdMutationalStage, TracingStage,
     },
     state::{HasCorpus, HasCurrentTestcase, HasExecutions},
     Error, HasMetadata,
@@ -29,6 +28,7 @@ use libafl_bolts::tuples::{tuple_list, Merge};
 
 use crate::{
     cmplog,
+    havoc_stage::PowerHavocStage,
     only_ascii::OnlyAscii,
     options::FuzzOptions,
     output::collect_files,
@@ -100,7 +100,7 @@ fn havoc_stage<E>(only_ascii: bool) -> impl Stage<E, Mgr, State, ClientFuzzer> +
 where
     E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
 {
-    StdPowerMutationalStage::new(OnlyAscii::new(
+    PowerHavocStage::new(OnlyAscii::new(
         HavocScheduledMutator::with_max_stack_pow(
             havoc_mutations().merge(tokens_mutations()),
             HAVOC_MAX_STACK_POW,

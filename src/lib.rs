@@ -26,6 +26,7 @@ mod corpus_weight;
 mod engine;
 mod errors;
 mod harness;
+mod havoc_stage;
 mod hitcounts;
 mod i2s;
 mod inflight;
