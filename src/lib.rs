@@ -11,7 +11,7 @@
 //!   `minimize`;
 //! - the broker and the monitor: `broker`, `monitor`;
 //! - one client: `client` (the wiring shared by all modes), `modes` (one `ExecutionMode`
-//!   each), `engine` (stages and the fuzzing loop), `cmplog`, `solutions`;
+//!   each), `engine` (stages and the fuzzing loop), `havoc_stage`, `cmplog`, `solutions`;
 //! - the concrete LibAFL types: `types`;
 //! - the platform: `harness` (the linked target), `isolated` (one input in a forked child), `shmem`, `supervisor`, `output`,
 //!   `reproduce`, `errors`.
