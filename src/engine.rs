@@ -28,7 +28,7 @@ use libafl_bolts::tuples::{tuple_list, Merge};
 
 use crate::{
     cmplog,
-    havoc_stage::PowerHavocStage,
+    havoc_stage::{PowerHavocStage, StackedMutations},
     only_ascii::OnlyAscii,
     options::FuzzOptions,
     output::collect_files,
@@ -89,22 +89,17 @@ pub fn add_tokens(state: &mut State, tokens: &Tokens) {
     }
 }
 
-/// Havoc stacks 2 to 2^this mutations per execution. LibAFL's default, 7 (up to 128), spent
-/// the time of large inputs moving their bytes (each insertion or deletion shifts the tail) and
-/// mutated them past what the target accepts; 5 covered more on four of the suite's five
-/// targets and the same on zlib (side by side, 60 s, two seeds); 4 was no better than 5.
-const HAVOC_MAX_STACK_POW: usize = 5;
-
-/// Havoc and dictionary tokens, scheduled by power; `only_ascii`: see [`OnlyAscii`].
-fn havoc_stage<E>(only_ascii: bool) -> impl Stage<E, Mgr, State, ClientFuzzer> + Restartable<State>
+/// Havoc and dictionary tokens, scheduled by power; `only_ascii`: see [`OnlyAscii`]; `text`:
+/// see [`StackedMutations`].
+fn havoc_stage<E>(
+    only_ascii: bool,
+    text: bool,
+) -> impl Stage<E, Mgr, State, ClientFuzzer> + Restartable<State>
 where
     E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
 {
     PowerHavocStage::new(OnlyAscii::new(
-        HavocScheduledMutator::with_max_stack_pow(
-            havoc_mutations().merge(tokens_mutations()),
-            HAVOC_MAX_STACK_POW,
-        ),
+        StackedMutations::new(havoc_mutations().merge(tokens_mutations()), text),
         only_ascii,
     ))
 }
@@ -147,7 +142,7 @@ where
     tuple_list!(
         OptionalStage::new(generalization.map(|g| tuple_list!(g))),
         calibration,
-        havoc_stage(only_ascii),
+        havoc_stage(only_ascii, text),
         OptionalStage::new(text.then(|| tuple_list!(grimoire_stage())))
     )
 }
@@ -185,7 +180,7 @@ where
         OptionalStage::new(generalization.map(|g| tuple_list!(g))),
         calibration,
         IfStage::new(due, comparison_solving),
-        havoc_stage(only_ascii),
+        havoc_stage(only_ascii, text),
         OptionalStage::new(text.then(|| tuple_list!(grimoire_stage())))
     )
 }
