@@ -62,7 +62,7 @@ where
         let entry: BytesInput = state.current_input_cloned()?;
         let mut input = entry.clone();
         for _ in 0..executions {
-            // Keeps the buffer's capacity: no allocation once it is as large as the mutations grow it.
+            // Keeps the buffer's capacity: no allocation once mutations have grown it.
             input.as_mut().clone_from(entry.as_ref());
             if self.mutator.mutate(state, &mut input)? == MutationResult::Skipped {
                 continue;
@@ -96,8 +96,8 @@ const MAX_STACK_POW: usize = 5;
 /// one mutation up (1, 2, 4, ...). A query language accepts few inputs two random mutations
 /// away from a valid one; single mutations, libFuzzer's step, keep more of them valid. Side by
 /// side, 60 s, seeds 1-3 x 2 core orders, sqlite (SQL seeds): +4.3% edges, 6 of 6 pairs higher;
-/// on the binary inputs of harfbuzz (-2.5%, 1 of 4 pairs higher), lcms (-0.9%, 1 of 4) and
-/// libpng and zlib (+0.1%) single mutations did not help, so binary inputs keep LibAFL's stacks.
+/// on the binary inputs of harfbuzz (-2.5%, 1 of 4 pairs higher), lcms (-0.9%, 1 of 4), libpng
+/// (+0.1%) and zlib (+0.2%) single mutations did not help, so binary inputs keep LibAFL's stacks.
 pub struct StackedMutations<MT> {
     mutations: MT,
     /// The fewest mutations stacked is 2^this.
