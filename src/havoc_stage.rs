@@ -24,22 +24,21 @@ use crate::types::{ClientFuzzer, Mgr, Observers, State};
 
 /// Power-scheduled mutations of the current entry, one execution each.
 pub struct PowerHavocStage<M> {
-    name: Cow<'static, str>,
     mutator: M,
 }
 
+/// The stage's name, which also keys its restart count in the state.
+static STAGE_NAME: Cow<'static, str> = Cow::Borrowed("power_havoc");
+
 impl<M> PowerHavocStage<M> {
     pub fn new(mutator: M) -> Self {
-        Self {
-            name: Cow::Borrowed("power_havoc"),
-            mutator,
-        }
+        Self { mutator }
     }
 }
 
 impl<M> Named for PowerHavocStage<M> {
     fn name(&self) -> &Cow<'static, str> {
-        &self.name
+        &STAGE_NAME
     }
 }
 
@@ -77,11 +76,11 @@ where
 /// As LibAFL's stage: an entry whose havoc made the client restart three times is skipped.
 impl<M> Restartable<State> for PowerHavocStage<M> {
     fn should_restart(&mut self, state: &mut State) -> Result<bool, Error> {
-        RetryCountRestartHelper::should_restart(state, &self.name, 3)
+        RetryCountRestartHelper::should_restart(state, &STAGE_NAME, 3)
     }
 
     fn clear_progress(&mut self, state: &mut State) -> Result<(), Error> {
-        RetryCountRestartHelper::clear_progress(state, &self.name)
+        RetryCountRestartHelper::clear_progress(state, &STAGE_NAME)
     }
 }
 
