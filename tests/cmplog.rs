@@ -155,8 +155,9 @@ fn a_tracing_build_that_cannot_trace_is_refused_before_start() {
     assert!(!out.exists(), "nothing written before the checks pass");
 }
 
-/// The IR of `source` compiled by our wrapper (`-O2`), split into basic blocks.
-fn wrapper_ir_blocks(source: &str, tag: &str) -> Vec<String> {
+/// The IR of `source` compiled by our wrapper (`-O2`): each function's name and basic blocks
+/// (the first block holds the `define` line).
+fn wrapper_ir_functions(source: &str, tag: &str) -> Vec<(String, Vec<String>)> {
     let tmp = TempDir::new(tag);
     let c = tmp.path().join("cmp.c");
     std::fs::write(&c, source).unwrap();
@@ -167,50 +168,63 @@ fn wrapper_ir_blocks(source: &str, tag: &str) -> Vec<String> {
         .unwrap();
     assert!(output.status.success(), "{output:?}");
     let ir = String::from_utf8(output.stdout).unwrap();
-    let mut blocks = vec![String::new()];
+    let mut functions: Vec<(String, Vec<String>)> = Vec::new();
     for line in ir.lines() {
-        // A block starts at a label (`12:` or `name:`) or a function's opening brace.
+        if line.starts_with("define ") {
+            let name = line.split('@').nth(1).and_then(|r| r.split('(').next());
+            functions.push((name.unwrap_or_default().to_string(), vec![String::new()]));
+        }
+        let Some((_, blocks)) = functions.last_mut() else {
+            continue;
+        };
+        // A block starts at a label (`12:` or `name:`).
         let label = !line.starts_with(' ')
             && line.split(':').next().is_some_and(|l| {
                 !l.is_empty()
                     && l.chars()
                         .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '_')
             });
-        if label || line.ends_with('{') {
+        if label {
             blocks.push(String::new());
         }
         let block = blocks.last_mut().unwrap();
         block.push_str(line);
         block.push('\n');
+        if line == "}" {
+            functions.last_mut().unwrap().1.retain(|b| !b.is_empty());
+        }
     }
-    blocks
+    functions
 }
 
+fn hook_calls(block: &str) -> usize {
+    block.matches("call void @__sanitizer_cov_trace_").count()
+}
+
+fn flag_loads(block: &str) -> usize {
+    block.matches("load i8, ptr @libafl_cmplog_enabled").count()
+}
+
+/// `one` makes one comparison; `many` makes a loop's, two constants' and a switch's.
+const COMPARISONS: &str = "int one(int x) { return x == 0x41424344 ? 3 : 5; }\n\
+     int many(const int *a, int n) {\n\
+       int s = 0;\n\
+       for (int i = 0; i < n; i++) {\n\
+         if (a[i] == 0x41424344) s++;\n\
+         if (a[i] > 1000) s += 5;\n\
+         switch (a[i]) { case 1: s += 2; break; case 7: s += 3; break; case 9: s--; }\n\
+       }\n\
+       return s;\n\
+     }\n";
+
 #[test]
-fn comparison_hooks_are_called_only_when_the_tracing_flag_is_set() {
-    let blocks = wrapper_ir_blocks(
-        "int f(const int *a, int n) {\n\
-           int s = 0;\n\
-           for (int i = 0; i < n; i++) {\n\
-             if (a[i] == 0x41424344) s++;\n\
-             switch (a[i]) { case 1: s += 2; break; case 7: s += 3; break; case 9: s--; }\n\
-           }\n\
-           return s;\n\
-         }\n",
-        "cmp-guard",
-    );
-    let hook_calls = |b: &String| b.matches("call void @__sanitizer_cov_trace_").count();
-    let flag_loads = |b: &String| b.matches("load i8, ptr @libafl_cmplog_enabled").count();
-    let calls: usize = blocks.iter().map(hook_calls).sum();
-    let loads: usize = blocks.iter().map(flag_loads).sum();
-    // The loop's bound, the constant and the switch: each one hook, each behind one test.
-    assert!(calls >= 3, "too few comparison hooks:\n{}", blocks.concat());
-    assert_eq!(
-        calls,
-        loads,
-        "a hook without its flag test:\n{}",
-        blocks.concat()
-    );
+fn a_function_with_few_comparisons_calls_each_hook_behind_a_flag_test() {
+    let functions = wrapper_ir_functions(COMPARISONS, "cmp-guard");
+    let (_, blocks) = functions.iter().find(|(name, _)| name == "one").unwrap();
+    let calls: usize = blocks.iter().map(|b| hook_calls(b)).sum();
+    let loads: usize = blocks.iter().map(|b| flag_loads(b)).sum();
+    assert_eq!(calls, 1, "one comparison, one hook:\n{}", blocks.concat());
+    assert_eq!(loads, 1, "one flag test:\n{}", blocks.concat());
     for block in blocks.iter().filter(|b| hook_calls(b) > 0) {
         assert_eq!(
             flag_loads(block),
@@ -218,4 +232,42 @@ fn comparison_hooks_are_called_only_when_the_tracing_flag_is_set() {
             "a hook called in the block that tests the flag (not behind the branch):\n{block}"
         );
     }
+}
+
+#[test]
+fn a_function_with_many_comparisons_runs_a_copy_without_hooks_outside_tracing() {
+    let functions = wrapper_ir_functions(COMPARISONS, "cmp-split");
+    let body = |name: &str| {
+        let (_, blocks) = functions
+            .iter()
+            .find(|(n, _)| n == name)
+            .unwrap_or_else(|| panic!("no function {name} in:\n{functions:#?}"));
+        blocks
+    };
+    let traced = body("many");
+    let quiet = body("many.lafuzz_quiet");
+    assert_eq!(
+        quiet.iter().map(|b| hook_calls(b)).sum::<usize>()
+            + quiet.iter().map(|b| flag_loads(b)).sum::<usize>(),
+        0,
+        "the copy neither calls hooks nor tests the flag:\n{}",
+        quiet.concat()
+    );
+    let entry = &traced[0];
+    assert_eq!(flag_loads(entry), 1, "the entry tests the flag:\n{entry}");
+    assert_eq!(hook_calls(entry), 0, "{entry}");
+    assert!(
+        traced
+            .iter()
+            .any(|b| b.contains("musttail call") && b.contains("@many.lafuzz_quiet(")),
+        "outside tracing the original jumps to the copy:\n{}",
+        traced.concat()
+    );
+    // In the original (entered only while tracing) every hook is called, with no further test.
+    assert!(
+        traced.iter().map(|b| hook_calls(b)).sum::<usize>() >= 4,
+        "{}",
+        traced.concat()
+    );
+    assert_eq!(traced.iter().map(|b| flag_loads(b)).sum::<usize>(), 1);
 }

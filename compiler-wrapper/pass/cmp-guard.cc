@@ -2,10 +2,14 @@
 //
 // SanitizerCoverage's trace-cmp calls a hook before every integer comparison and switch; outside
 // tracing runs the hook returns at once, but the call itself (and the registers it clobbers in
-// hot loops) halved the speed of comparison-heavy targets. This pass, run after
-// SanitizerCoverage, puts each hook call behind an inline test of the runtime's tracing flag
-// (`libafl_cmplog_enabled`, one byte, set only during a tracing run), in a cold block: the
-// common path pays a load and a branch that is never taken.
+// hot loops) halved the speed of comparison-heavy targets. This pass runs after
+// SanitizerCoverage and tests the runtime's tracing flag (`libafl_cmplog_enabled`, one byte,
+// set only for tracing runs and never changed while the target's code runs) in one of two ways:
+// - a function with several hooks is split in two: a copy without hooks, and the original,
+//   which tests the flag once on entry and, outside tracing runs, jumps to the copy. The common
+//   path then runs the code as compiled without comparison logging (same coverage counters).
+// - a function with few hooks (or one that cannot be copied) keeps each hook behind an inline
+//   test of the flag, in a cold block: a load and a branch that is never taken.
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/MDBuilder.h"
@@ -14,6 +18,8 @@
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Passes/PassPlugin.h"
 #include "llvm/Transforms/Utils/BasicBlockUtils.h"
+#include "llvm/Transforms/Utils/Cloning.h"
+#include "llvm/Transforms/Utils/Local.h"
 
 using namespace llvm;
 
@@ -23,6 +29,10 @@ namespace {
 // for the duration of a tracing run.
 constexpr const char *TRACING_FLAG = "libafl_cmplog_enabled";
 
+// Functions with at least this many hooks are split (see above). Splitting all of them measured
+// the same; fewer splits keep the code smaller.
+constexpr unsigned SPLIT_FROM = 4;
+
 bool isComparisonHook(const Function *callee) {
   if (!callee) return false;
   StringRef name = callee->getName();
@@ -31,35 +41,109 @@ bool isComparisonHook(const Function *callee) {
          name == "__sanitizer_cov_trace_switch";
 }
 
+// What a plain copy and a forwarding tail call cannot carry over.
+bool canSplit(Function &F) {
+  if (F.isVarArg() || F.hasFnAttribute(Attribute::Naked)) return false;
+  for (Argument &arg : F.args())
+    if (arg.hasInAllocaAttr() || arg.hasPreallocatedAttr() || arg.hasSwiftErrorAttr() ||
+        arg.hasAttribute(Attribute::SwiftSelf) || arg.hasAttribute(Attribute::SwiftAsync))
+      return false;
+  for (BasicBlock &BB : F) {
+    if (BB.hasAddressTaken()) return false;
+    for (Instruction &I : BB)
+      if (auto *call = dyn_cast<CallInst>(&I))
+        if (call->isMustTailCall()) return false;
+  }
+  return true;
+}
+
 struct GuardComparisonHooks : PassInfoMixin<GuardComparisonHooks> {
   PreservedAnalyses run(Module &M, ModuleAnalysisManager &) {
-    SmallVector<CallInst *, 0> hooks;
+    MapVector<Function *, SmallVector<CallInst *, 8>> hooksOf;
     for (Function &F : M)
       for (BasicBlock &BB : F)
         for (Instruction &I : BB)
           if (auto *call = dyn_cast<CallInst>(&I))
-            if (isComparisonHook(call->getCalledFunction())) hooks.push_back(call);
-    if (hooks.empty()) return PreservedAnalyses::all();
+            if (isComparisonHook(call->getCalledFunction())) hooksOf[&F].push_back(call);
+    if (hooksOf.empty()) return PreservedAnalyses::all();
 
-    LLVMContext &C = M.getContext();
-    Type *byte = Type::getInt8Ty(C);
-    Constant *flag = M.getOrInsertGlobal(TRACING_FLAG, byte);
-    MDNode *rarely = MDBuilder(C).createBranchWeights(1, 1 << 20);
-    MDNode *noSanitize = MDNode::get(C, {});
-    for (CallInst *hook : hooks) {
-      IRBuilder<> irb(hook);
-      LoadInst *tracing = irb.CreateLoad(byte, flag);
-      tracing->setMetadata(LLVMContext::MD_nosanitize, noSanitize);
-      Instruction *cold =
-          SplitBlockAndInsertIfThen(irb.CreateIsNotNull(tracing), hook, false, rarely);
-      // The operands' widening casts only feed the hook: they go to the cold block with it.
-      BasicBlock *head = tracing->getParent();
-      for (Value *arg : hook->args())
-        if (auto *cast = dyn_cast<CastInst>(arg))
-          if (cast->hasOneUse() && cast->getParent() == head) cast->moveBefore(cold);
-      hook->moveBefore(cold);
+    Constant *flag = M.getOrInsertGlobal(TRACING_FLAG, Type::getInt8Ty(M.getContext()));
+    for (auto &[F, hooks] : hooksOf) {
+      if (hooks.size() >= SPLIT_FROM && canSplit(*F))
+        split(*F, hooks, flag);
+      else
+        for (CallInst *hook : hooks) guard(hook, flag);
     }
     return PreservedAnalyses::none();
+  }
+
+  static LoadInst *loadFlag(IRBuilder<> &irb, Constant *flag) {
+    LoadInst *tracing = irb.CreateLoad(irb.getInt8Ty(), flag);
+    tracing->setMetadata(LLVMContext::MD_nosanitize, MDNode::get(irb.getContext(), {}));
+    return tracing;
+  }
+
+  static MDNode *rarely(LLVMContext &C) { return MDBuilder(C).createBranchWeights(1, 1 << 20); }
+
+  static void guard(CallInst *hook, Constant *flag) {
+    IRBuilder<> irb(hook);
+    LoadInst *tracing = loadFlag(irb, flag);
+    Instruction *cold = SplitBlockAndInsertIfThen(irb.CreateIsNotNull(tracing), hook, false,
+                                                  rarely(hook->getContext()));
+    // The operands' widening casts only feed the hook: they go to the cold block with it.
+    BasicBlock *head = tracing->getParent();
+    for (Value *arg : hook->args())
+      if (auto *cast = dyn_cast<CastInst>(arg))
+        if (cast->hasOneUse() && cast->getParent() == head) cast->moveBefore(cold);
+    hook->moveBefore(cold);
+  }
+
+  static void split(Function &F, ArrayRef<CallInst *> hooks, Constant *flag) {
+    ValueToValueMapTy vmap;
+    Function *quiet = CloneFunction(&F, vmap);
+    quiet->setName(F.getName() + ".lafuzz_quiet");
+    quiet->setLinkage(GlobalValue::InternalLinkage);
+    quiet->setVisibility(GlobalValue::DefaultVisibility);
+    quiet->setDLLStorageClass(GlobalValue::DefaultStorageClass);
+    // The coverage counters it shares live in F's comdat: discarded with it, never without.
+    quiet->setComdat(F.getComdat());
+    for (CallInst *hook : hooks) {
+      auto *copy = cast<CallInst>(vmap[hook]);
+      SmallVector<WeakTrackingVH, 4> operands(copy->arg_begin(), copy->arg_end());
+      copy->eraseFromParent();
+      RecursivelyDeleteTriviallyDeadInstructionsPermissive(operands);
+    }
+
+    // F: a new entry block holding F's static allocas (they must stay in the entry block),
+    // then the flag test; outside tracing runs a tail call to the copy.
+    LLVMContext &C = F.getContext();
+    BasicBlock *body = &F.getEntryBlock();
+    SmallVector<AllocaInst *, 8> allocas;
+    for (Instruction &I : *body)
+      if (auto *alloca = dyn_cast<AllocaInst>(&I))
+        if (alloca->isStaticAlloca()) allocas.push_back(alloca);
+    BasicBlock *entry = BasicBlock::Create(C, "lafuzz.entry", &F, body);
+    BasicBlock *toQuiet = BasicBlock::Create(C, "lafuzz.quiet", &F, body);
+    IRBuilder<> irb(entry);
+    for (AllocaInst *alloca : allocas) alloca->moveBefore(*entry, entry->end());
+    LoadInst *tracing = loadFlag(irb, flag);
+    irb.CreateCondBr(irb.CreateIsNull(tracing), toQuiet, body,
+                     MDBuilder(C).createBranchWeights(1 << 20, 1));
+    irb.SetInsertPoint(toQuiet);
+    SmallVector<Value *, 8> args;
+    for (Argument &arg : F.args()) args.push_back(&arg);
+    CallInst *call = irb.CreateCall(quiet, args);
+    call->setCallingConv(F.getCallingConv());
+    // Only what the arguments and the result carry (musttail wants them equal).
+    AttributeList attrs = F.getAttributes();
+    SmallVector<AttributeSet, 8> params;
+    for (unsigned i = 0; i < F.arg_size(); i++) params.push_back(attrs.getParamAttrs(i));
+    call->setAttributes(AttributeList::get(C, AttributeSet(), attrs.getRetAttrs(), params));
+    call->setTailCallKind(CallInst::TCK_MustTail);
+    if (F.getReturnType()->isVoidTy())
+      irb.CreateRetVoid();
+    else
+      irb.CreateRet(call);
   }
 };
 
