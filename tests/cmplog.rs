@@ -190,9 +190,6 @@ fn wrapper_ir_functions(source: &str, tag: &str) -> Vec<(String, Vec<String>)> {
         let block = blocks.last_mut().unwrap();
         block.push_str(line);
         block.push('\n');
-        if line == "}" {
-            functions.last_mut().unwrap().1.retain(|b| !b.is_empty());
-        }
     }
     functions
 }

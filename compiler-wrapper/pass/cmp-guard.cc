@@ -127,8 +127,7 @@ struct GuardComparisonHooks : PassInfoMixin<GuardComparisonHooks> {
     IRBuilder<> irb(entry);
     for (AllocaInst *alloca : allocas) alloca->moveBefore(*entry, entry->end());
     LoadInst *tracing = loadFlag(irb, flag);
-    irb.CreateCondBr(irb.CreateIsNull(tracing), toQuiet, body,
-                     MDBuilder(C).createBranchWeights(1 << 20, 1));
+    irb.CreateCondBr(irb.CreateIsNotNull(tracing), body, toQuiet, rarely(C));
     irb.SetInsertPoint(toQuiet);
     SmallVector<Value *, 8> args;
     for (Argument &arg : F.args()) args.push_back(&arg);
