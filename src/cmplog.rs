@@ -1,8 +1,9 @@
 //! Comparison solving for the in-process modes (input-to-state, as CmpLog / RedQueen):
 //! `libafl_cc` compiles with SanitizerCoverage `trace-cmp` and keeps `memcmp`/`strcmp` calls
 //! (which libafl_targets' interceptors log); a tracing stage runs the current input with
-//! comparison logging on, input-to-state replacement ([`I2SReplace`]) puts the compared-against values into the input,
-//! and the values that cannot come from the input become dictionary tokens.
+//! comparison logging on, input-to-state replacement ([`I2SReplace`]) puts the
+//! compared-against values into the input, and the values that cannot come from the input
+//! become dictionary tokens.
 
 use std::{borrow::Cow, collections::HashMap, mem::size_of};
 

@@ -118,10 +118,10 @@ fn replace_integer<const N: usize>(
 }
 
 /// The first position of `hay` where an `N`-byte window equals one of `needles` (one to four),
-/// and the first needle that does there. One pass for all needles: separate SIMD substring searches, one
-/// per needle and replacement, took more of a font-shaping harness's input-to-state stage
-/// than its executions (5 KB inputs, about 40 replacements per execution, most operands not
-/// in the input).
+/// and the first needle that does there. One pass for all needles: separate SIMD substring
+/// searches, one per needle and replacement, took more of a font-shaping harness's
+/// input-to-state stage than its executions (5 KB inputs, about 40 replacements per execution,
+/// most operands not in the input).
 fn first_window_of<const N: usize>(hay: &[u8], needles: &[[u8; N]]) -> Option<(usize, usize)> {
     debug_assert!((1..=4).contains(&needles.len()));
     let at_position = |at: usize| needles.iter().position(|n| hay[at..at + N] == n[..]);
