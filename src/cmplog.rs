@@ -79,15 +79,26 @@ struct InputSearch<'a> {
     known: HashMap<Vec<u8>, bool>,
 }
 
-/// Every `N`-byte window of `input` as an integer (native byte order), sorted.
-fn sorted_windows<const N: usize, T: Ord>(input: &[u8], value: fn([u8; N]) -> T) -> Vec<T> {
-    let mut windows: Vec<T> = input
-        .windows(N)
-        .map(|w| value(w.try_into().expect("N bytes")))
-        .collect();
-    windows.sort_unstable();
-    windows.dedup();
-    windows
+/// Whether `input` has an `N`-byte window whose integer (`value_of`, native byte order) is
+/// `value`, by binary search in `sorted`: the input's windows, sorted on first use.
+fn has_window<const N: usize, T: Ord>(
+    sorted: &mut Option<Vec<T>>,
+    input: &[u8],
+    value_of: fn([u8; N]) -> T,
+    value: T,
+) -> bool {
+    sorted
+        .get_or_insert_with(|| {
+            let mut windows: Vec<T> = input
+                .windows(N)
+                .map(|w| value_of(w.try_into().expect("N bytes")))
+                .collect();
+            windows.sort_unstable();
+            windows.dedup();
+            windows
+        })
+        .binary_search(&value)
+        .is_ok()
 }
 
 impl<'a> InputSearch<'a> {
@@ -101,19 +112,16 @@ impl<'a> InputSearch<'a> {
     }
 
     fn contains_u32(&mut self, value: u32) -> bool {
-        let input = self.input;
-        self.words
-            .get_or_insert_with(|| sorted_windows(input, u32::from_ne_bytes))
-            .binary_search(&value)
-            .is_ok()
+        has_window(&mut self.words, self.input, u32::from_ne_bytes, value)
     }
 
     fn contains_u64(&mut self, value: u64) -> bool {
-        let input = self.input;
-        self.double_words
-            .get_or_insert_with(|| sorted_windows(input, u64::from_ne_bytes))
-            .binary_search(&value)
-            .is_ok()
+        has_window(
+            &mut self.double_words,
+            self.input,
+            u64::from_ne_bytes,
+            value,
+        )
     }
 
     fn contains(&mut self, bytes: &[u8]) -> bool {

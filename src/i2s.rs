@@ -103,16 +103,16 @@ fn replace_integer<const N: usize>(
         (b, a),
         (b_swapped, a_swapped),
     ];
-    let searched = if a_is_const { &pairs[2..] } else { &pairs[..] };
+    // A constant `a` is not searched for.
+    let first_searched = if a_is_const { 2 } else { 0 };
     let Some(rest) = bytes.get(from..) else {
         return false;
     };
-    let found = pairs.map(|(found, _)| found);
-    let needles = if a_is_const { &found[2..] } else { &found[..] };
-    let Some((at, which)) = first_window_of(rest, needles) else {
+    let needles = pairs.map(|(found, _)| found);
+    let Some((at, which)) = first_window_of(rest, &needles[first_searched..]) else {
         return false;
     };
-    let other = &searched[which].1;
+    let other = &pairs[first_searched + which].1;
     bytes[from + at..from + at + N].copy_from_slice(other);
     true
 }
