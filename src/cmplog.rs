@@ -12,13 +12,13 @@ use libafl::{
     executors::{Executor, HasObservers},
     inputs::{BytesInput, HasTargetBytes},
     monitors::stats::{AggregatorOps, UserStats, UserStatsValue},
-    mutators::{HavocScheduledMutator, Tokens},
+    mutators::Tokens,
     observers::cmp::{CmpValues, CmpValuesMetadata},
-    stages::{Restartable, Stage, StdMutationalStage},
+    stages::{MutationalStage, Restartable, Stage, StdMutationalStage},
     state::{HasCurrentTestcase, HasExecutions},
     Error, HasMetadata,
 };
-use libafl_bolts::{shmem::ShMemProvider, tuples::tuple_list, ToSlice};
+use libafl_bolts::{shmem::ShMemProvider, ToSlice};
 use libafl_targets::{cmps::CmpLogMap, CmpLogObserver, CMPLOG_MAP_PTR};
 
 use crate::{
@@ -60,10 +60,42 @@ pub fn i2s_stage<E>(
 where
     E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
 {
-    StdMutationalStage::new(OnlyAscii::new(
-        HavocScheduledMutator::new(tuple_list!(I2SReplace)),
+    I2SStage(StdMutationalStage::new(OnlyAscii::new(
+        I2SReplace::default(),
         only_ascii,
-    ))
+    )))
+}
+
+/// LibAFL's mutational stage with [`I2SReplace`], which forgets what it knew of the last base
+/// input and comparisons before each run.
+struct I2SStage<E>(
+    StdMutationalStage<E, Mgr, BytesInput, BytesInput, OnlyAscii<I2SReplace>, State, ClientFuzzer>,
+);
+
+impl<E> Stage<E, Mgr, State, ClientFuzzer> for I2SStage<E>
+where
+    E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
+{
+    fn perform(
+        &mut self,
+        fuzzer: &mut ClientFuzzer,
+        executor: &mut E,
+        state: &mut State,
+        manager: &mut Mgr,
+    ) -> Result<(), Error> {
+        self.0.mutator_mut().inner_mut().forget();
+        self.0.perform(fuzzer, executor, state, manager)
+    }
+}
+
+impl<E> Restartable<State> for I2SStage<E> {
+    fn should_restart(&mut self, state: &mut State) -> Result<bool, Error> {
+        self.0.should_restart(state)
+    }
+
+    fn clear_progress(&mut self, state: &mut State) -> Result<(), Error> {
+        self.0.clear_progress(state)
+    }
 }
 
 /// Which operands occur in one input. Integers by binary search in the input's windows of

@@ -24,6 +24,10 @@ impl<M> OnlyAscii<M> {
     pub fn new(inner: M, on: bool) -> Self {
         Self { inner, on }
     }
+
+    pub fn inner_mut(&mut self) -> &mut M {
+        &mut self.inner
+    }
 }
 
 /// libFuzzer's `ToASCII` for one byte.
