@@ -51,6 +51,7 @@ mod shmem;
 mod solutions;
 pub mod supervisor;
 mod types;
+mod window_search;
 
 use mimalloc::MiMalloc;
 
