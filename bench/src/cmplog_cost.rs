@@ -4,8 +4,15 @@
 //! `-nocmplog` build never reaches, and its execs/s halve for that alone. So both builds
 //! also fuzz, for a short while, from the same grown corpus: the default build's final queue
 //! of the first trial.
+//!
+//! The two builds of the pair always run side by side, one core each (the cores swapped from
+//! one trial to the next): run one after the other, machine drift between the two runs was as
+//! large as the difference measured.
 
-use std::{fs, path::Path};
+use std::{
+    fs,
+    path::{Path, PathBuf},
+};
 
 use harness_builder::Library;
 
@@ -13,7 +20,7 @@ use crate::{
     fuzzers::{suite, Fuzzer},
     paths::Paths,
     report::Run,
-    run::fuzz,
+    run::fuzz_side_by_side,
 };
 
 /// The pair compared: the default build, and the same harness built without comparison logging.
@@ -44,14 +51,36 @@ pub fn keep(corpus: &Path, out: &Path, target: &str) -> Result<(), String> {
     fs::rename(corpus, &dir).map_err(|e| format!("cannot keep {}: {e}", corpus.display()))
 }
 
-/// Both builds of the pair, one after the other on `core`, from `lib`'s grown corpus (when one
-/// was kept), for `time` seconds each or [`MAX_SECS`].
+/// The fuzzers to run on a target, in groups run at the same time: the pair together (where
+/// both are chosen), every other fuzzer alone.
+pub fn side_by_side_groups<'a>(fuzzers: &[&'a Fuzzer]) -> Vec<Vec<&'a Fuzzer>> {
+    let paired =
+        fuzzers.iter().any(|f| f.name == DEFAULT) && fuzzers.iter().any(|f| f.name == NO_CMPLOG);
+    let mut groups = Vec::new();
+    for f in fuzzers {
+        match f.name {
+            DEFAULT if paired => groups.push(
+                fuzzers
+                    .iter()
+                    .copied()
+                    .filter(|f| f.name == DEFAULT || f.name == NO_CMPLOG)
+                    .collect(),
+            ),
+            NO_CMPLOG if paired => {}
+            _ => groups.push(vec![*f]),
+        }
+    }
+    groups
+}
+
+/// Both builds of the pair, side by side on `cores`, from `lib`'s grown corpus (when one was
+/// kept), for `time` seconds or [`MAX_SECS`].
 pub fn measure(
     p: &Paths,
     lib: &'static Library,
     out: &Path,
     time: u64,
-    core: usize,
+    cores: [usize; 2],
 ) -> Result<Vec<Run>, String> {
     let secs = time.min(MAX_SECS);
     let grown = grown_dir(out, lib.name);
@@ -62,25 +91,54 @@ pub fn measure(
         .into_iter()
         .filter(|f| f.name == DEFAULT || f.name == NO_CMPLOG)
         .collect();
-    let mut runs = Vec::new();
-    for f in &pair {
-        println!(
-            "bench: {} on {} from the default build's grown corpus ({secs} s)",
-            f.name, lib.name
-        );
-        let work = out
-            .join("work")
-            .join(format!("{}-grown-{}", lib.name, f.name));
-        runs.push(fuzz(
-            p,
-            f,
-            &work,
-            &grown,
-            secs,
-            Some(core),
-            &grown_workload(lib.name),
-        )?);
-        let _ = fs::remove_dir_all(&work);
+    println!(
+        "bench: {DEFAULT} and {NO_CMPLOG} side by side on {} from the default build's grown \
+         corpus ({secs} s)",
+        lib.name
+    );
+    let works: Vec<PathBuf> = pair
+        .iter()
+        .map(|f| {
+            out.join("work")
+                .join(format!("{}-grown-{}", lib.name, f.name))
+        })
+        .collect();
+    let each: Vec<_> = pair
+        .iter()
+        .zip(&works)
+        .zip(cores)
+        .map(|((f, work), core)| (f, work.as_path(), Some(core)))
+        .collect();
+    let runs = fuzz_side_by_side(p, &each, &grown, secs, &grown_workload(lib.name))?;
+    for work in &works {
+        let _ = fs::remove_dir_all(work);
     }
     Ok(runs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_pair_runs_together_and_every_other_fuzzer_alone() {
+        let all = suite("zlib");
+        let names = |groups: Vec<Vec<&Fuzzer>>| -> Vec<Vec<&str>> {
+            groups
+                .iter()
+                .map(|g| g.iter().map(|f| f.name).collect())
+                .collect()
+        };
+        let chosen: Vec<&Fuzzer> = all.iter().take(3).collect();
+        assert_eq!(
+            names(side_by_side_groups(&chosen)),
+            [vec![DEFAULT, NO_CMPLOG], vec!["ours-direct-split"]]
+        );
+        // Without its partner a build runs alone.
+        let chosen: Vec<&Fuzzer> = all.iter().skip(1).take(2).collect();
+        assert_eq!(
+            names(side_by_side_groups(&chosen)),
+            [vec![NO_CMPLOG], vec!["ours-direct-split"]]
+        );
+    }
 }

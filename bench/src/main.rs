@@ -1,7 +1,7 @@
 //! `lafuzz-bench` (`cargo make bench`): every mode of ours against libFuzzer and AFL++ on a
 //! suite of real libraries (`harness_builder::LIBRARIES`), each built from the same sources
 //! and flags for every fuzzer, from the same seeds, without dictionary, one fuzzer at a time
-//! on one pinned core; coverage measured by replaying each final corpus through one llvm-cov
+//! on one pinned core (the comparison-logging pair side by side, on two); coverage measured by replaying each final corpus through one llvm-cov
 //! build. Also: engine overhead on an empty harness, a bare loop without fuzzer, multi-core
 //! scaling, and time to the magic-comparison crash. Writes `bench/results/<timestamp>/` and
 //! prints the summary.
@@ -37,7 +37,7 @@ use clap::Parser;
 use harness_builder::{Library, LIBRARIES};
 
 use crate::{
-    fuzzers::{suite, suite_names},
+    fuzzers::{suite, suite_names, Fuzzer},
     paths::Paths,
     report::Run,
 };
@@ -147,60 +147,84 @@ fn run(opts: Options) -> Result<(), String> {
             let seeds = lib.seeds(&paths.root);
             let seeds_branches =
                 coverage::of_dir(&paths, lib, &seeds, &out.join("seeds").join(lib.name))?;
-            for fuzzer in suite(lib.name)
+            let all = suite(lib.name);
+            let chosen: Vec<&Fuzzer> = all
                 .iter()
                 .filter(|f| fuzzer_names.contains(&&f.name))
                 .filter(|f| afl || !f.needs_afl())
-            {
+                .collect();
+            for group in cmplog_cost::side_by_side_groups(&chosen) {
+                let cores = match group.len() {
+                    1 => vec![core],
+                    _ => supervise::pair_cores(trial).to_vec(),
+                };
+                let names: Vec<&str> = group.iter().map(|f| f.name).collect();
                 println!(
-                    "bench: {} on {} (trial {}/{}, {} s)",
-                    fuzzer.name,
+                    "bench: {} on {} (trial {}/{}, {} s{})",
+                    names.join(" and "),
                     lib.name,
                     trial + 1,
                     opts.trials,
-                    opts.time
-                );
-                let work = out
-                    .join("work")
-                    .join(format!("{}-{}-{trial}", lib.name, fuzzer.name));
-                let mut run = run::fuzz(
-                    &paths,
-                    fuzzer,
-                    &work,
-                    &seeds,
                     opts.time,
-                    Some(core),
-                    lib.name,
-                )?;
-                run.trial = trial;
-                let corpus = fuzzer.kind.corpus_dir(&work);
-                coverage::measure(
-                    &paths,
-                    lib,
-                    &mut run,
-                    &corpus,
-                    &work,
-                    opts.time,
-                    seeds_branches,
-                )?;
-                println!(
-                    "  {:.0} execs/s, {} branches",
-                    run.execs_per_sec(),
-                    run.branches.unwrap_or(0)
+                    if group.len() > 1 {
+                        ", side by side"
+                    } else {
+                        ""
+                    }
                 );
-                runs.push(run);
-                if trial == 0
-                    && fuzzer.name == cmplog_cost::DEFAULT
-                    && fuzzer_names.contains(&&cmplog_cost::NO_CMPLOG)
-                {
-                    cmplog_cost::keep(&corpus, &out, lib.name)?;
+                let works: Vec<PathBuf> = names
+                    .iter()
+                    .map(|name| {
+                        out.join("work")
+                            .join(format!("{}-{name}-{trial}", lib.name))
+                    })
+                    .collect();
+                let each: Vec<_> = group
+                    .iter()
+                    .zip(&works)
+                    .zip(cores)
+                    .map(|((f, work), core)| (*f, work.as_path(), Some(core)))
+                    .collect();
+                let group_runs =
+                    run::fuzz_side_by_side(&paths, &each, &seeds, opts.time, lib.name)?;
+                for ((fuzzer, work), mut run) in group.iter().zip(&works).zip(group_runs) {
+                    run.trial = trial;
+                    let corpus = fuzzer.kind.corpus_dir(work);
+                    coverage::measure(
+                        &paths,
+                        lib,
+                        &mut run,
+                        &corpus,
+                        work,
+                        opts.time,
+                        seeds_branches,
+                    )?;
+                    println!(
+                        "  {}: {:.0} execs/s, {} branches",
+                        fuzzer.name,
+                        run.execs_per_sec(),
+                        run.branches.unwrap_or(0)
+                    );
+                    runs.push(run);
+                    if trial == 0
+                        && fuzzer.name == cmplog_cost::DEFAULT
+                        && fuzzer_names.contains(&&cmplog_cost::NO_CMPLOG)
+                    {
+                        cmplog_cost::keep(&corpus, &out, lib.name)?;
+                    }
+                    let _ = fs::remove_dir_all(work);
                 }
-                let _ = fs::remove_dir_all(&work);
             }
         }
     }
     for lib in &targets {
-        runs.extend(cmplog_cost::measure(&paths, lib, &out, opts.time, core)?);
+        runs.extend(cmplog_cost::measure(
+            &paths,
+            lib,
+            &out,
+            opts.time,
+            supervise::pair_cores(0),
+        )?);
     }
     if extras {
         runs.extend(extras::extras(

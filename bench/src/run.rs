@@ -1,11 +1,15 @@
-//! Running one fuzzer for a fixed time on one pinned core, or until its first crash, and
-//! reading back executions, CPU time and corpus.
+//! Running fuzzers for a fixed time, each on one pinned core (alone, or side by side with
+//! another), or one until its first crash, and reading back executions, CPU time and corpus.
 
 use std::{fs, path::Path, time::Duration};
 
 use crate::{
-    command::command, fuzzer_output::count_files, fuzzers::Fuzzer, paths::Paths, report::Run,
-    supervise::start,
+    command::command,
+    fuzzer_output::count_files,
+    fuzzers::Fuzzer,
+    paths::Paths,
+    report::Run,
+    supervise::{finish_together, start},
 };
 
 /// Runs `f` from `seeds` for `secs`; the run is counted under `workload` (a target's name,
@@ -19,33 +23,57 @@ pub fn fuzz(
     core: Option<usize>,
     workload: &str,
 ) -> Result<Run, String> {
-    let _ = fs::remove_dir_all(work);
-    fs::create_dir_all(work).map_err(|e| e.to_string())?;
-    let log = work.join("log");
-    let started = start(command(p, f, work, seeds, secs, core), &log)?;
-    let limit = Duration::from_secs(secs + 60);
-    let (wall, cpu) = started.finish(limit, || false);
-    let execs = f.kind.execs(work, &log);
-    if execs == 0 {
-        let tail: String = fs::read_to_string(&log)
-            .unwrap_or_default()
-            .lines()
-            .rev()
-            .take(5)
-            .collect::<Vec<_>>()
-            .join(" | ");
-        return Err(format!("{} ran no input; its log ends: {tail}", f.name));
+    let mut runs = fuzz_side_by_side(p, &[(f, work, core)], seeds, secs, workload)?;
+    Ok(runs.remove(0))
+}
+
+/// Runs each (fuzzer, work directory, core) of `each` at the same time, from the same `seeds`
+/// for `secs`: a ratio between runs that shared the machine's state is not machine drift.
+pub fn fuzz_side_by_side(
+    p: &Paths,
+    each: &[(&Fuzzer, &Path, Option<usize>)],
+    seeds: &Path,
+    secs: u64,
+    workload: &str,
+) -> Result<Vec<Run>, String> {
+    let mut started = Vec::new();
+    for (f, work, core) in each {
+        let _ = fs::remove_dir_all(work);
+        fs::create_dir_all(work).map_err(|e| e.to_string())?;
+        started.push(start(
+            command(p, f, work, seeds, secs, *core),
+            &work.join("log"),
+        )?);
     }
-    Ok(Run {
-        fuzzer: f.name.into(),
-        workload: workload.into(),
-        ours: f.is_ours(),
-        wall_secs: wall.min(secs as f64).max(1.0),
-        cpu_secs: cpu,
-        execs,
-        corpus: count_files(&f.kind.corpus_dir(work)),
-        ..Run::default()
-    })
+    let limit = Duration::from_secs(secs + 60);
+    let ended = finish_together(started, limit, || false);
+    each.iter()
+        .zip(ended)
+        .map(|((f, work, _), (wall, cpu))| {
+            let log = work.join("log");
+            let execs = f.kind.execs(work, &log);
+            if execs == 0 {
+                let tail: String = fs::read_to_string(&log)
+                    .unwrap_or_default()
+                    .lines()
+                    .rev()
+                    .take(5)
+                    .collect::<Vec<_>>()
+                    .join(" | ");
+                return Err(format!("{} ran no input; its log ends: {tail}", f.name));
+            }
+            Ok(Run {
+                fuzzer: f.name.into(),
+                workload: workload.into(),
+                ours: f.is_ours(),
+                wall_secs: wall.min(secs as f64).max(1.0),
+                cpu_secs: cpu,
+                execs,
+                corpus: count_files(&f.kind.corpus_dir(work)),
+                ..Run::default()
+            })
+        })
+        .collect()
 }
 
 /// Seconds until `f` saves its first crash on the magic harness (zero seed, no dictionary).
