@@ -4,10 +4,7 @@
 use std::time::Duration;
 
 use libafl::{
-    executors::{
-        hooks::{inprocess::HasTimeout, timer::TimerStruct},
-        ExitKind, InProcessExecutor,
-    },
+    executors::{hooks::inprocess::HasTimeout, ExitKind, InProcessExecutor},
     inputs::{BytesInput, HasTargetBytes},
     observers::ObserversTuple,
     Error,
@@ -101,13 +98,15 @@ pub fn fuzz_in_process(
     harness::set_malloc_limit(opts.malloc_limit_mb.unwrap_or(opts.rss_limit_mb));
     let timeout = opts.timeout;
     let mut executor = in_process(harness, observers, fuzzer, state, mgr, timeout)?;
+    // Arming and disarming a timer costs two syscalls per input (a third of the time of a fast
+    // harness); in LibAFL's batch mode the timer stays armed across inputs and each exec only
+    // reads the clock (a timeout still fires within twice `-t`). It is paused while the tracer
+    // runs (see `paused_timer.rs`); where it cannot be, the timer stays exact.
+    let (batch, timer) = paused_timer::batch_timer(timeout);
+    if timer.is_some() {
+        *executor.hooks_mut().0.timer_mut() = batch;
+    }
     if let Some(traced_by) = &config.cmplog_target {
-        // The batch timer (below) is paused while the client waits on the tracer's fork
-        // server; where it cannot be, the timer stays exact.
-        let (batch, timer) = paused_timer::batch_timer(timeout);
-        if timer.is_some() {
-            *executor.hooks_mut().0.timer_mut() = batch;
-        }
         let (tracer, _cmplog_map) = standalone::tracer(config, traced_by)?;
         let tracer = TimerPaused::new(tracer, timer);
         let mut stages = engine::with_comparison_solving(
@@ -126,11 +125,7 @@ pub fn fuzz_in_process(
             restart_every,
         );
     }
-    // Arming and disarming a timer costs two syscalls per input (a third of the time of a fast
-    // harness); in LibAFL's batch mode the timer stays armed across inputs and each exec only
-    // reads the clock (a timeout still fires within twice `-t`). The tracer runs rarely and
-    // keeps the exact timer.
-    *executor.hooks_mut().0.timer_mut() = TimerStruct::batch_mode(timeout);
+    // The tracer runs rarely and keeps an exact timer.
     let tracer = in_process(
         harness,
         tuple_list!(cmplog::observer()),
@@ -139,6 +134,7 @@ pub fn fuzz_in_process(
         mgr,
         timeout,
     )?;
+    let tracer = TimerPaused::new(tracer, timer);
     let mut stages = engine::with_comparison_solving(
         calibration,
         generalization,

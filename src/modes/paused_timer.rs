@@ -1,8 +1,11 @@
-//! LibAFL's batch-mode timeout timer, paused while the client waits on an out-of-process
-//! tracer (`--cmplog`). The batch timer stays armed between inputs; firing while LibAFL's fork
-//! server executor waits in `pselect` would make that wait fail. The timer is a POSIX timer
-//! LibAFL keeps to itself, so it is found by its kernel id (`/proc/self/timers`), which glibc
-//! uses as the `timer_t` of a signal-notifying timer.
+//! LibAFL's batch-mode timeout timer, paused while the tracer runs. The batch timer stays
+//! armed between inputs. Firing during an in-process tracer's run, it reached the tracer's
+//! handler (an exact timer's), which took it for the traced input's timeout: the client saved
+//! a false hang and restarted (sqlite from a grown corpus: a restart about every 3 s, each
+//! reloading the state). Firing while LibAFL's fork server executor waits in `pselect`
+//! (`--cmplog`) would make that wait fail. The timer is a POSIX timer LibAFL keeps to itself,
+//! so it is found by its kernel id (`/proc/self/timers`), which glibc uses as the `timer_t`
+//! of a signal-notifying timer.
 
 use std::time::{Duration, Instant};
 
@@ -12,9 +15,12 @@ use libafl::{
 };
 use libafl_bolts::tuples::RefIndexable;
 
-/// A kernel timer id, as `timer_gettime`/`timer_settime` take it.
+/// A batch timer: its kernel id, as `timer_gettime`/`timer_settime` take it, and its timeout.
 #[derive(Debug, Clone, Copy)]
-pub struct TimerId(libc::timer_t);
+pub struct TimerId {
+    id: libc::timer_t,
+    timeout: Duration,
+}
 
 impl TimerId {
     /// What is left on the timer (zero: not armed).
@@ -23,7 +29,7 @@ impl TimerId {
         // timer), into a valid struct.
         unsafe {
             let mut left: libc::itimerspec = std::mem::zeroed();
-            libc::timer_gettime(self.0, &mut left);
+            libc::timer_gettime(self.id, &mut left);
             Duration::new(left.it_value.tv_sec as u64, left.it_value.tv_nsec as u32)
         }
     }
@@ -48,15 +54,21 @@ pub fn batch_timer(timeout: Duration) -> (TimerStruct, Option<TimerId>) {
         .filter(|id| !before.contains(id))
         .collect();
     let id = match new[..] {
-        [id] => Some(TimerId(id as libc::timer_t)),
+        [id] => Some(TimerId {
+            id: id as libc::timer_t,
+            timeout,
+        }),
         _ => None,
     };
     (timer, id)
 }
 
 /// An executor (the tracer) during whose runs `timer` is paused: disarmed with what was left,
-/// re-armed with that less the run's time after, or raised at once when that has passed (out
-/// of an execution, LibAFL's handler then only starts a new batch).
+/// re-armed with that less the run's time after. When that has passed, it is re-armed with a
+/// whole timeout: the batch it ends is over by the clock, so the fuzzing executor's next run
+/// starts a new one, and that run is covered meanwhile. (Raised at once instead, the signal
+/// would reach whichever handler the last executor installed: after an in-process tracer,
+/// the tracer's.)
 pub struct TimerPaused<E> {
     inner: E,
     timer: Option<TimerId>,
@@ -74,7 +86,7 @@ impl<E> TimerPaused<E> {
         // SAFETY: timer_settime on a live timer of this process, from a valid struct.
         unsafe {
             let disarmed: libc::itimerspec = std::mem::zeroed();
-            libc::timer_settime(timer.0, 0, &disarmed, std::ptr::null_mut());
+            libc::timer_settime(timer.id, 0, &disarmed, std::ptr::null_mut());
         }
         left
     }
@@ -83,17 +95,16 @@ impl<E> TimerPaused<E> {
         if left.is_zero() {
             return;
         }
-        let Some(left) = left.checked_sub(paused_for).filter(|l| !l.is_zero()) else {
-            // SAFETY: raise(3) of the signal the timer would have sent.
-            unsafe { libc::raise(libc::SIGALRM) };
-            return;
-        };
+        let left = left
+            .checked_sub(paused_for)
+            .filter(|l| !l.is_zero())
+            .unwrap_or(timer.timeout);
         // SAFETY: timer_settime on a live timer of this process, from a valid struct.
         unsafe {
             let mut rearm: libc::itimerspec = std::mem::zeroed();
             rearm.it_value.tv_sec = left.as_secs() as libc::time_t;
             rearm.it_value.tv_nsec = left.subsec_nanos() as libc::c_long;
-            libc::timer_settime(timer.0, 0, &rearm, std::ptr::null_mut());
+            libc::timer_settime(timer.id, 0, &rearm, std::ptr::null_mut());
         }
     }
 }
@@ -147,6 +158,14 @@ mod tests {
         let now = timer.left();
         assert!(
             now > Duration::from_secs(5) && now <= Duration::from_secs(6),
+            "{now:?}"
+        );
+        // Paused past its end: a whole timeout again, no signal to whatever handler is in place.
+        let left = TimerPaused::<()>::pause(timer);
+        TimerPaused::<()>::resume(timer, left, Duration::from_secs(7));
+        let now = timer.left();
+        assert!(
+            now > Duration::from_secs(9) && now <= Duration::from_secs(10),
             "{now:?}"
         );
         TimerPaused::<()>::pause(timer);
