@@ -1,6 +1,7 @@
 //! Compiles the C shim that looks up the harness's optional hooks (weak symbols Rust cannot
-//! declare on stable), and the standalone runtime's constants for `runtime_abi` (read from the
-//! runtime's header, `compiler-wrapper/runtime/lafuzz_runtime.h`, their one home). Sets the
+//! declare on stable) and holds the in-process switch hook, and the standalone runtime's
+//! constants for `runtime_abi` (read from the runtime's header,
+//! `compiler-wrapper/runtime/lafuzz_runtime.h`, their one home). Sets the
 //! `aflpp` cfg when AFL++'s `afl-clang-fast` is installed: tests that need it are ignored,
 //! with the reason, where it is not.
 fn main() {
@@ -15,7 +16,11 @@ fn main() {
     }
 
     println!("cargo:rerun-if-changed=src/hooks.c");
-    cc::Build::new().file("src/hooks.c").compile("lafuzz_hooks");
+    println!("cargo:rerun-if-changed=compiler-wrapper/runtime/cmplog_log.h");
+    cc::Build::new()
+        .file("src/hooks.c")
+        .include("compiler-wrapper/runtime")
+        .compile("lafuzz_hooks");
 
     println!("cargo:rerun-if-changed=src/runtime_constants.c");
     println!("cargo:rerun-if-changed=compiler-wrapper/runtime/lafuzz_runtime.h");

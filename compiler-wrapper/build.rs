@@ -15,6 +15,7 @@ const SOURCES: &[&str] = &[
 
 fn main() {
     println!("cargo:rerun-if-changed=runtime/lafuzz_runtime.h");
+    println!("cargo:rerun-if-changed=runtime/cmplog_log.h");
     for source in SOURCES {
         println!("cargo:rerun-if-changed={source}");
     }

@@ -129,4 +129,58 @@ mod tests {
         headers[CMPLOG_MAP_W - 1] = 2;
         assert_eq!(hit_headers(&headers), [0, 7, CMPLOG_MAP_W - 1]);
     }
+
+    unsafe extern "C" {
+        /// The in-process switch hook (src/hooks.c) that instrumented switches call.
+        fn lafuzz_trace_switch(val: u64, cases: *const u64);
+    }
+
+    /// The logged values of every site of the in-process log that was hit.
+    fn logged() -> Vec<Vec<CmpValues>> {
+        // SAFETY: the log is libafl_targets' static; no other test of this crate writes it.
+        let map = unsafe { &*libafl_targets::CMPLOG_MAP_PTR };
+        let headers = unsafe { &*std::ptr::from_ref(map).cast::<[Header; CMPLOG_MAP_W]>() };
+        hit_headers(headers)
+            .into_iter()
+            .map(|index| {
+                (0..map.usable_executions_for(index))
+                    .filter_map(|j| map.values_of(index, j))
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_switch_in_a_loop_logs_each_case_for_its_first_executions_only() {
+        // Three 32-bit cases: 10, 20 and 30.
+        let cases: [u64; 5] = [3, 32, 10, 20, 30];
+        // One call site (its address tells the switch apart), as a switch in a loop.
+        #[inline(never)]
+        fn switch_on(val: u64, cases: &[u64; 5]) {
+            // SAFETY: a valid case table.
+            unsafe { lafuzz_trace_switch(val, cases.as_ptr()) };
+            // Not a tail call: the hook's return address stays in this function.
+            std::hint::black_box(val);
+        }
+        let run = |values: std::ops::Range<u64>| values.for_each(|val| switch_on(val, &cases));
+        // SAFETY: the map is libafl_targets' static; the flag is read by the hook only.
+        unsafe { (*libafl_targets::CMPLOG_MAP_PTR).reset().unwrap() };
+        run(0..5);
+        assert!(logged().is_empty(), "nothing logged outside tracing runs");
+        unsafe { CMPLOG_ENABLED = 1 };
+        run(100..140);
+        unsafe { CMPLOG_ENABLED = 0 };
+        let mut sites = logged();
+        sites.sort_by_key(|values| format!("{:?}", values[0]));
+        assert_eq!(sites.len(), 3, "one site per case: {sites:?}");
+        for (site, case) in sites.iter().zip([10u32, 20, 30]) {
+            let expected: Vec<CmpValues> = (100..132)
+                .map(|val| CmpValues::U32((case, val, true)))
+                .collect();
+            assert_eq!(
+                *site, expected,
+                "the first 32 executions, the case as the constant"
+            );
+        }
+    }
 }

@@ -46,3 +46,15 @@ int lafuzz_set_malloc_limit(size_t bytes) {
   malloc_limit = bytes;
   return __sanitizer_install_malloc_and_free_hooks(on_malloc, on_free) != 0;
 }
+
+// The in-process switch hook: the cmp-guard pass (compiler-wrapper/pass) calls this instead of
+// SanitizerCoverage's __sanitizer_cov_trace_switch (libafl_targets' logs every case on every
+// call), into libafl_targets' comparison log while a tracing run is on. See cmplog_switch.
+#include "cmplog_log.h"
+
+extern cmplog_map *libafl_cmplog_map_ptr;
+extern uint8_t libafl_cmplog_enabled;
+
+void lafuzz_trace_switch(uint64_t val, uint64_t *cases) {
+  if (libafl_cmplog_enabled) cmplog_switch(libafl_cmplog_map_ptr, RETADDR, val, cases);
+}

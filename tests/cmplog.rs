@@ -196,6 +196,7 @@ fn wrapper_ir_functions(source: &str, tag: &str) -> Vec<(String, Vec<String>)> {
 
 fn hook_calls(block: &str) -> usize {
     block.matches("call void @__sanitizer_cov_trace_").count()
+        + block.matches("call void @lafuzz_trace_switch(").count()
 }
 
 fn flag_loads(block: &str) -> usize {
@@ -267,4 +268,12 @@ fn a_function_with_many_comparisons_runs_a_copy_without_hooks_outside_tracing() 
         traced.concat()
     );
     assert_eq!(traced.iter().map(|b| flag_loads(b)).sum::<usize>(), 1);
+    // The switch calls the runtimes' hook, which stops logging a switch in a loop once it has
+    // logged enough, not SanitizerCoverage's.
+    let traced = traced.concat();
+    assert!(
+        traced.contains("call void @lafuzz_trace_switch(")
+            && !traced.contains("@__sanitizer_cov_trace_switch("),
+        "{traced}"
+    );
 }

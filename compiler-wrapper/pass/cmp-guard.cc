@@ -10,6 +10,9 @@
 //   path then runs the code as compiled without comparison logging (same coverage counters).
 // - a function with few hooks (or one that cannot be copied) keeps each hook behind an inline
 //   test of the flag, in a cold block: a load and a branch that is never taken.
+// Switch hooks call the runtimes' lafuzz_trace_switch instead of SanitizerCoverage's (see
+// compiler-wrapper/runtime/cmplog_log.h): a switch in a loop stops logging once it has logged
+// enough.
 #include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/Instructions.h"
 #include "llvm/IR/MDBuilder.h"
@@ -29,6 +32,10 @@ namespace {
 // for the duration of a tracing run.
 constexpr const char *TRACING_FLAG = "libafl_cmplog_enabled";
 
+// SanitizerCoverage's switch hook, and ours that replaces it (same arguments).
+constexpr const char *SANCOV_SWITCH_HOOK = "__sanitizer_cov_trace_switch";
+constexpr const char *SWITCH_HOOK = "lafuzz_trace_switch";
+
 // Functions with at least this many hooks are split (see above). Splitting all of them measured
 // the same; fewer splits keep the code smaller.
 constexpr unsigned SPLIT_FROM = 4;
@@ -38,7 +45,7 @@ bool isComparisonHook(const Function *callee) {
   StringRef name = callee->getName();
   return name.starts_with("__sanitizer_cov_trace_cmp") ||
          name.starts_with("__sanitizer_cov_trace_const_cmp") ||
-         name == "__sanitizer_cov_trace_switch";
+         name == SANCOV_SWITCH_HOOK;
 }
 
 // What a plain copy and a forwarding tail call cannot carry over.
@@ -68,6 +75,11 @@ struct GuardComparisonHooks : PassInfoMixin<GuardComparisonHooks> {
     if (hooksOf.empty()) return PreservedAnalyses::all();
 
     Constant *flag = M.getOrInsertGlobal(TRACING_FLAG, Type::getInt8Ty(M.getContext()));
+    for (auto &[F, hooks] : hooksOf)
+      for (CallInst *hook : hooks)
+        if (hook->getCalledFunction()->getName() == SANCOV_SWITCH_HOOK)
+          hook->setCalledFunction(
+              M.getOrInsertFunction(SWITCH_HOOK, hook->getCalledFunction()->getFunctionType()));
     for (auto &[F, hooks] : hooksOf) {
       if (hooks.size() >= SPLIT_FROM && canSplit(*F))
         split(*F, hooks, flag);

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/shm.h>
 
-#include "lafuzz_runtime.h"
+#include "cmplog_log.h"
 
 cmplog_map *lafuzz_cmplog;
 
@@ -28,37 +28,12 @@ int lafuzz_cmplog_attach(void) {
   return 0;
 }
 
-// A comparison site's entry: LibAFL's hash of its address (libafl_targets' cmplog.c).
-static uintptr_t cmplog_key(uintptr_t pc) { return ((pc >> 4) ^ (pc << 8)) & (CMPLOG_W - 1); }
-
-// Counts one more execution of site k; returns how many came before (the slot to fill). A
-// site seen with another kind of comparison starts over as this kind.
-static uint16_t cmplog_hit(uintptr_t k, uint8_t kind, uint8_t shape) {
-  cmplog_header *h = &lafuzz_cmplog->headers[k];
-  if (h->kind != kind || h->hits == 0) {
-    h->kind = kind;
-    h->hits = 1;
-    h->shape = shape;
-    return 0;
-  }
-  if (h->shape < shape) h->shape = shape;
-  return h->hits++;
-}
-
-static void cmplog_ins(uintptr_t pc, uint8_t size, uint64_t a, uint64_t b, uint8_t a_const) {
-  uintptr_t k = cmplog_key(pc);
-  uint16_t hit = cmplog_hit(k, CMPLOG_KIND_INS, size - 1) & (CMPLOG_H - 1);
-  cmplog_operands *o = &lafuzz_cmplog->vals.operands[k][hit];
-  o->v0 = a;
-  o->v1 = b;
-  o->v0_is_const = a_const;
-}
-
 void lafuzz_cmplog_rtn(uintptr_t pc, const void *a, const void *b, size_t n) {
   if (n > CMPLOG_RTN_LEN) n = CMPLOG_RTN_LEN;
   if (n == 0) return;
   uintptr_t k = cmplog_key(pc);
-  uint16_t hit = cmplog_hit(k, CMPLOG_KIND_RTN, (uint8_t)(n - 1)) & (CMPLOG_RTN_H - 1);
+  uint16_t hit =
+      cmplog_hit(lafuzz_cmplog, k, CMPLOG_KIND_RTN, (uint8_t)(n - 1)) & (CMPLOG_RTN_H - 1);
   cmplog_routine *r = &lafuzz_cmplog->vals.routines[k][hit];
   memset(r, 0, sizeof *r);
   memcpy(r->v0, a, n);
@@ -68,7 +43,8 @@ void lafuzz_cmplog_rtn(uintptr_t pc, const void *a, const void *b, size_t n) {
 #define TRACE_CMP(bits, type, is_const)                                                     \
   void __sanitizer_cov_trace_##is_const##cmp##bits(type a, type b);                        \
   void __sanitizer_cov_trace_##is_const##cmp##bits(type a, type b) {                       \
-    if (lafuzz_cmplog) cmplog_ins(RETADDR, sizeof(type), a, b, sizeof(#is_const) > 1);      \
+    if (lafuzz_cmplog)                                                                      \
+      cmplog_ins(lafuzz_cmplog, RETADDR, sizeof(type), a, b, sizeof(#is_const) > 1);        \
   }
 TRACE_CMP(1, uint8_t, )
 TRACE_CMP(2, uint16_t, )
@@ -79,9 +55,12 @@ TRACE_CMP(2, uint16_t, const_)
 TRACE_CMP(4, uint32_t, const_)
 TRACE_CMP(8, uint64_t, const_)
 
+// The cmp-guard pass calls this for SanitizerCoverage's switch hook (see cmplog_switch).
+void lafuzz_trace_switch(uint64_t val, uint64_t *cases) {
+  if (lafuzz_cmplog) cmplog_switch(lafuzz_cmplog, RETADDR, val, cases);
+}
+
+// SanitizerCoverage's own name, for objects instrumented without the pass.
 void __sanitizer_cov_trace_switch(uint64_t val, uint64_t *cases) {
-  if (!lafuzz_cmplog) return;
-  // cases[0]: how many; cases[1]: their size in bits; then the values.
-  for (uint64_t i = 0; i < cases[0]; i++)
-    cmplog_ins(RETADDR + i, (uint8_t)(cases[1] / 8), cases[i + 2], val, 1);
+  if (lafuzz_cmplog) cmplog_switch(lafuzz_cmplog, RETADDR, val, cases);
 }
