@@ -118,16 +118,16 @@ fn track(runs: &mut [Started]) {
     }
 }
 
-/// Reaps every child that has ended (`flags`: `WNOHANG` or 0 for one blocking wait), adding
-/// its CPU time (and that of the descendants it waited for) to the run it belongs to.
-/// Returns false once the bench has no child left.
-fn reap(runs: &mut [Started], flags: i32) -> bool {
+/// Reaps every child that has ended, without waiting, adding its CPU time (and that of the
+/// descendants it waited for) to the run it belongs to. Returns false once the bench has no
+/// child left.
+fn reap(runs: &mut [Started]) -> bool {
     loop {
         let mut status = 0;
         // SAFETY: wait4 fills the struct we pass.
         let (pid, usage) = unsafe {
             let mut usage: libc::rusage = std::mem::zeroed();
-            let pid = libc::wait4(-1, &mut status, flags, &mut usage);
+            let pid = libc::wait4(-1, &mut status, libc::WNOHANG, &mut usage);
             (pid, usage)
         };
         if pid <= 0 {
@@ -139,9 +139,6 @@ fn reap(runs: &mut [Started], flags: i32) -> bool {
             if pid == r.pid {
                 r.ended = Some(r.start.elapsed().as_secs_f64());
             }
-        }
-        if flags == 0 {
-            return true;
         }
     }
 }
@@ -161,7 +158,7 @@ pub fn finish_together(
     let all_ended = |runs: &[Started]| runs.iter().all(|r| r.ended.is_some());
     while start.elapsed() < limit && !until() {
         track(&mut runs);
-        reap(&mut runs, libc::WNOHANG);
+        reap(&mut runs);
         if all_ended(&runs) {
             break;
         }
@@ -183,7 +180,7 @@ pub fn finish_together(
     let grace = Instant::now();
     while grace.elapsed() < Duration::from_secs(10) && !all_ended(&runs) {
         track(&mut runs);
-        reap(&mut runs, libc::WNOHANG);
+        reap(&mut runs);
         sleep(Duration::from_millis(50));
     }
     // Whatever is left: the groups, then what left them (AFL++'s fork servers, in sessions of
@@ -199,7 +196,7 @@ pub fn finish_together(
             // SAFETY: signalling our own child, a process of a run we started.
             unsafe { libc::kill(pid, libc::SIGKILL) };
         }
-        if !reap(&mut runs, libc::WNOHANG) {
+        if !reap(&mut runs) {
             break;
         }
         sleep(Duration::from_millis(50));
