@@ -87,8 +87,9 @@ pub fn measure(
     if !grown.is_dir() {
         return Ok(Vec::new());
     }
-    let pair: Vec<Fuzzer> = suite(lib.name)
-        .into_iter()
+    let all = suite(lib.name);
+    let pair: Vec<&Fuzzer> = all
+        .iter()
         .filter(|f| f.name == DEFAULT || f.name == NO_CMPLOG)
         .collect();
     println!(
@@ -103,13 +104,16 @@ pub fn measure(
                 .join(format!("{}-grown-{}", lib.name, f.name))
         })
         .collect();
-    let each: Vec<_> = pair
-        .iter()
-        .zip(&works)
-        .zip(cores)
-        .map(|((f, work), core)| (f, work.as_path(), Some(core)))
-        .collect();
-    let runs = fuzz_side_by_side(p, &each, &grown, secs, &grown_workload(lib.name))?;
+    let cores = cores.map(Some);
+    let runs = fuzz_side_by_side(
+        p,
+        &pair,
+        &works,
+        &cores,
+        &grown,
+        secs,
+        &grown_workload(lib.name),
+    )?;
     for work in &works {
         let _ = fs::remove_dir_all(work);
     }

@@ -1,10 +1,10 @@
 //! `lafuzz-bench` (`cargo make bench`): every mode of ours against libFuzzer and AFL++ on a
 //! suite of real libraries (`harness_builder::LIBRARIES`), each built from the same sources
 //! and flags for every fuzzer, from the same seeds, without dictionary, one fuzzer at a time
-//! on one pinned core (the comparison-logging pair side by side, on two); coverage measured by replaying each final corpus through one llvm-cov
-//! build. Also: engine overhead on an empty harness, a bare loop without fuzzer, multi-core
-//! scaling, and time to the magic-comparison crash. Writes `bench/results/<timestamp>/` and
-//! prints the summary.
+//! on one pinned core (the comparison-logging pair side by side, on two); coverage measured
+//! by replaying each final corpus through one llvm-cov build. Also: engine overhead on an
+//! empty harness, a bare loop without fuzzer, multi-core scaling, and time to the
+//! magic-comparison crash. Writes `bench/results/<timestamp>/` and prints the summary.
 
 mod builds;
 mod cmplog_cost;
@@ -154,9 +154,9 @@ fn run(opts: Options) -> Result<(), String> {
                 .filter(|f| afl || !f.needs_afl())
                 .collect();
             for group in cmplog_cost::side_by_side_groups(&chosen) {
-                let cores = match group.len() {
-                    1 => vec![core],
-                    _ => supervise::pair_cores(trial).to_vec(),
+                let cores: Vec<Option<usize>> = match group.len() {
+                    1 => vec![Some(core)],
+                    _ => supervise::pair_cores(trial).map(Some).to_vec(),
                 };
                 let names: Vec<&str> = group.iter().map(|f| f.name).collect();
                 println!(
@@ -179,14 +179,9 @@ fn run(opts: Options) -> Result<(), String> {
                             .join(format!("{}-{name}-{trial}", lib.name))
                     })
                     .collect();
-                let each: Vec<_> = group
-                    .iter()
-                    .zip(&works)
-                    .zip(cores)
-                    .map(|((f, work), core)| (*f, work.as_path(), Some(core)))
-                    .collect();
-                let group_runs =
-                    run::fuzz_side_by_side(&paths, &each, &seeds, opts.time, lib.name)?;
+                let group_runs = run::fuzz_side_by_side(
+                    &paths, &group, &works, &cores, &seeds, opts.time, lib.name,
+                )?;
                 for ((fuzzer, work), mut run) in group.iter().zip(&works).zip(group_runs) {
                     run.trial = trial;
                     let corpus = fuzzer.kind.corpus_dir(work);

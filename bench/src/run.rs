@@ -23,21 +23,25 @@ pub fn fuzz(
     core: Option<usize>,
     workload: &str,
 ) -> Result<Run, String> {
-    let mut runs = fuzz_side_by_side(p, &[(f, work, core)], seeds, secs, workload)?;
+    let mut runs = fuzz_side_by_side(p, &[f], &[work], &[core], seeds, secs, workload)?;
     Ok(runs.remove(0))
 }
 
-/// Runs each (fuzzer, work directory, core) of `each` at the same time, from the same `seeds`
-/// for `secs`: a ratio between runs that shared the machine's state is not machine drift.
+/// Runs each of `fuzzers` at the same time, in its work directory (`works`, in the same order)
+/// on its core (`cores`), from the same `seeds` for `secs`: a ratio between runs that shared
+/// the machine's state is not machine drift.
 pub fn fuzz_side_by_side(
     p: &Paths,
-    each: &[(&Fuzzer, &Path, Option<usize>)],
+    fuzzers: &[&Fuzzer],
+    works: &[impl AsRef<Path>],
+    cores: &[Option<usize>],
     seeds: &Path,
     secs: u64,
     workload: &str,
 ) -> Result<Vec<Run>, String> {
     let mut started = Vec::new();
-    for (f, work, core) in each {
+    for ((f, work), core) in fuzzers.iter().zip(works).zip(cores) {
+        let work = work.as_ref();
         let _ = fs::remove_dir_all(work);
         fs::create_dir_all(work).map_err(|e| e.to_string())?;
         started.push(start(
@@ -47,9 +51,12 @@ pub fn fuzz_side_by_side(
     }
     let limit = Duration::from_secs(secs + 60);
     let ended = finish_together(started, limit, || false);
-    each.iter()
+    fuzzers
+        .iter()
+        .zip(works)
         .zip(ended)
-        .map(|((f, work, _), (wall, cpu))| {
+        .map(|((f, work), (wall, cpu))| {
+            let work = work.as_ref();
             let log = work.join("log");
             let execs = f.kind.execs(work, &log);
             if execs == 0 {
