@@ -3,6 +3,7 @@
 //! AFL++'s `afl-clang-fast`); its coverage map is shared memory created here, sized to what the
 //! target reports, and testcases go through shared memory when the target offers it.
 
+mod high_fds;
 mod probe;
 
 use std::{mem::size_of, sync::atomic::AtomicBool};
@@ -85,18 +86,20 @@ impl ExecutionMode for Standalone {
         // the runtime writes.
         let oom = unsafe { &*oom_flag.as_mut_ptr().cast::<AtomicBool>() };
         let mut autotokens = Tokens::new();
-        let executor = ForkserverExecutor::builder()
-            .program(opts.target[0].clone())
-            .parse_afl_cmdline(&opts.target[1..])
-            .is_persistent(self.persistent)
-            // LibAFL checks the target's size rounded up to 64 entries against this.
-            .coverage_map_size(aligned(config.map_size))
-            .timeout(opts.timeout)
-            .kill_signal(Signal::SIGKILL)
-            .debug_child(opts.show_output)
-            .autotokens(&mut autotokens)
-            .shmem_provider(&mut SelfCleaningShMemProvider::new()?)
-            .build_dynamic_map(edges, others)?;
+        let executor = high_fds::build_with_high_fds(|| {
+            ForkserverExecutor::builder()
+                .program(opts.target[0].clone())
+                .parse_afl_cmdline(&opts.target[1..])
+                .is_persistent(self.persistent)
+                // LibAFL checks the target's size rounded up to 64 entries against this.
+                .coverage_map_size(aligned(config.map_size))
+                .timeout(opts.timeout)
+                .kill_signal(Signal::SIGKILL)
+                .debug_child(opts.show_output)
+                .autotokens(&mut autotokens)
+                .shmem_provider(&mut SelfCleaningShMemProvider::new()?)
+                .build_dynamic_map(edges, others)
+        })?;
         let mut executor = OomAware::new(executor, oom);
         engine::add_tokens(state, &autotokens);
         // Comparisons are traced by the `--cmplog` build, else by the target itself when
@@ -228,18 +231,20 @@ pub fn tracer(
         unsafe { std::env::set_var(COVERAGE_SHM_ENV, "") };
     }
     let command = &traced_by.command;
-    let tracer = ForkserverExecutor::builder()
-        .program(command[0].clone())
-        .parse_afl_cmdline(&command[1..])
-        .env(runtime_abi::cmplog_shm_env(), cmplog_id)
-        // Not the fuzzing target's coverage map: the tracer's own counters do.
-        .env(COVERAGE_SHM_ENV, "")
-        .is_persistent(true)
-        .coverage_map_size(aligned(traced_by.map_size))
-        .timeout(config.opts.timeout)
-        .kill_signal(Signal::SIGKILL)
-        .debug_child(config.opts.show_output)
-        .shmem_provider(&mut SelfCleaningShMemProvider::new()?)
-        .build(tuple_list!(cmplog))?;
+    let tracer = high_fds::build_with_high_fds(|| {
+        ForkserverExecutor::builder()
+            .program(command[0].clone())
+            .parse_afl_cmdline(&command[1..])
+            .env(runtime_abi::cmplog_shm_env(), cmplog_id)
+            // Not the fuzzing target's coverage map: the tracer's own counters do.
+            .env(COVERAGE_SHM_ENV, "")
+            .is_persistent(true)
+            .coverage_map_size(aligned(traced_by.map_size))
+            .timeout(config.opts.timeout)
+            .kill_signal(Signal::SIGKILL)
+            .debug_child(config.opts.show_output)
+            .shmem_provider(&mut SelfCleaningShMemProvider::new()?)
+            .build(tuple_list!(cmplog))
+    })?;
     Ok((tracer, cmplog_map))
 }
