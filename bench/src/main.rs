@@ -75,6 +75,10 @@ struct Options {
     /// Write the suite's results into README.md's "Results" section.
     #[arg(long)]
     readme: bool,
+    /// Write README.md's Results section from an earlier run's results.csv (its output
+    /// directory) and exit, running nothing.
+    #[arg(long, value_name = "DIR")]
+    readme_from: Option<PathBuf>,
     /// List the targets and the fuzzers and exit.
     #[arg(long)]
     list: bool,
@@ -118,6 +122,14 @@ fn run(opts: Options) -> Result<(), String> {
                 .join(",")
         );
         println!("fuzzers: {}", suite_names().join(","));
+        return Ok(());
+    }
+    if let Some(dir) = &opts.readme_from {
+        readme::update_from(&paths.root, dir)?;
+        println!(
+            "bench: README.md's Results section updated from {}",
+            dir.display()
+        );
         return Ok(());
     }
     let targets: Vec<&'static Library> = choose(LIBRARIES, |l| l.name, &opts.targets, "target")?;

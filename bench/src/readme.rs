@@ -3,7 +3,13 @@
 
 use std::{fmt::Write as _, fs, path::Path, process::Command};
 
-use crate::{report::Run, rows::rows, summary::overview};
+use harness_builder::LIBRARIES;
+
+use crate::{
+    report::{self, Run},
+    rows::rows,
+    summary::overview,
+};
 
 const BEGIN: &str = "<!-- bench-results:begin -->";
 const END: &str = "<!-- bench-results:end -->";
@@ -23,16 +29,20 @@ fn machine() -> String {
     format!("{model}, {cores} cores")
 }
 
-fn today() -> String {
-    Command::new("date")
-        .args(["-u", "+%Y-%m-%d"])
+/// The day `file` was last written, or today (`date -u`).
+fn date_of(file: Option<&Path>) -> String {
+    let mut date = Command::new("date");
+    if let Some(file) = file {
+        date.arg("-r").arg(file);
+    }
+    date.args(["-u", "+%Y-%m-%d"])
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
         .unwrap_or_default()
 }
 
 /// The Results section's body: when and where, branches per fuzzer and target, the overview.
-pub fn section(runs: &[Run], targets: &[&str], secs: u64, trials: usize) -> String {
+pub fn section(runs: &[Run], targets: &[&str], secs: u64, trials: usize, date: &str) -> String {
     let mut fuzzers: Vec<&str> = Vec::new();
     for r in runs
         .iter()
@@ -46,7 +56,7 @@ pub fn section(runs: &[Run], targets: &[&str], secs: u64, trials: usize) -> Stri
         "Latest suite run: {}, `cargo make bench --time {secs} --trials {trials} --fuzzers {}`, \
          {}; one pinned core per run, no dictionary, branches of the library's own code \
          replayed through one llvm-cov build (medians).\n\n| target |",
-        today(),
+        date,
         fuzzers.join(","),
         machine()
     );
@@ -75,7 +85,7 @@ pub fn section(runs: &[Run], targets: &[&str], secs: u64, trials: usize) -> Stri
     out
 }
 
-/// Replaces what lies between the markers in `root/README.md`.
+/// Replaces what lies between the markers in `root/README.md` with this run's section.
 pub fn update(
     root: &Path,
     runs: &[Run],
@@ -83,17 +93,45 @@ pub fn update(
     secs: u64,
     trials: usize,
 ) -> Result<(), String> {
+    write_section(root, &section(runs, targets, secs, trials, &date_of(None)))
+}
+
+/// `--readme-from DIR`: the section of the earlier run whose output directory is `dir`, from its
+/// `results.csv` (its date is the file's; its time per run, the runs' median wall time).
+pub fn update_from(root: &Path, dir: &Path) -> Result<(), String> {
+    let path = dir.join("results.csv");
+    let text =
+        fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let runs = report::parse_csv(&text)?;
+    let targets: Vec<&str> = LIBRARIES
+        .iter()
+        .map(|l| l.name)
+        .filter(|t| runs.iter().any(|r| r.workload == *t))
+        .collect();
+    let suite: Vec<&Run> = runs
+        .iter()
+        .filter(|r| targets.contains(&r.workload.as_str()))
+        .collect();
+    let mut walls: Vec<u64> = suite.iter().map(|r| r.wall_secs.round() as u64).collect();
+    walls.sort_unstable();
+    let Some(&secs) = walls.get(walls.len() / 2) else {
+        return Err(format!(
+            "{} has no run on a target of the suite",
+            path.display()
+        ));
+    };
+    let trials = suite.iter().map(|r| r.trial + 1).max().unwrap_or(1);
+    let date = date_of(Some(&path));
+    write_section(root, &section(&runs, &targets, secs, trials, &date))
+}
+
+fn write_section(root: &Path, section: &str) -> Result<(), String> {
     let path = root.join("README.md");
     let text = fs::read_to_string(&path).map_err(|e| format!("cannot read README.md: {e}"))?;
     let (Some(begin), Some(end)) = (text.find(BEGIN), text.find(END)) else {
         return Err(format!("README.md lacks the markers {BEGIN} and {END}"));
     };
-    let updated = format!(
-        "{}{BEGIN}\n{}{}",
-        &text[..begin],
-        section(runs, targets, secs, trials),
-        &text[end..]
-    );
+    let updated = format!("{}{BEGIN}\n{}{}", &text[..begin], section, &text[end..]);
     fs::write(&path, updated).map_err(|e| format!("cannot write README.md: {e}"))
 }
 
@@ -108,7 +146,7 @@ mod tests {
             run("ours-direct", true, 300, 60),
             run("libfuzzer", false, 100, 40),
         ];
-        let text = section(&runs, &["libpng"], 10, 1);
+        let text = section(&runs, &["libpng"], 10, 1, "2026-12-02");
         assert!(
             text.contains("| target | ours-direct | libfuzzer |"),
             "{text}"

@@ -65,6 +65,41 @@ pub fn csv(runs: &[Run]) -> String {
     out
 }
 
+/// The runs of a `results.csv` as [`csv`] wrote it (the coverage over time is not in it).
+pub fn parse_csv(text: &str) -> Result<Vec<Run>, String> {
+    let mut lines = text.lines();
+    if lines.next() != Some(CSV_HEADER) {
+        return Err("not a results.csv of this bench: its header differs".into());
+    }
+    lines
+        .filter(|line| !line.is_empty())
+        .map(|line| {
+            let field: Vec<&str> = line.split(',').collect();
+            if field.len() != CSV_HEADER.split(',').count() {
+                return Err(format!("bad results.csv line: {line}"));
+            }
+            let bad = |i: usize| format!("bad {:?} in results.csv line: {line}", field[i]);
+            let num = |i: usize| field[i].parse::<f64>().map_err(|_| bad(i));
+            let int = |i: usize| field[i].parse::<u64>().map_err(|_| bad(i));
+            let opt = |i: usize| (!field[i].is_empty()).then(|| int(i)).transpose();
+            Ok(Run {
+                workload: field[0].into(),
+                fuzzer: field[1].into(),
+                ours: field[1].starts_with("ours-"),
+                trial: int(2)? as usize,
+                wall_secs: num(3)?,
+                cpu_secs: num(4)?,
+                execs: int(5)?,
+                corpus: int(8)? as usize,
+                branches: opt(9)?,
+                lines: opt(10)?,
+                time_to_crash: (!field[11].is_empty()).then(|| num(11)).transpose()?,
+                over_time: Vec::new(),
+            })
+        })
+        .collect()
+}
+
 /// A run with the given figures, for the bench's own tests.
 #[cfg(test)]
 pub fn sample_run(fuzzer: &str, ours: bool, execs: u64, branches: u64) -> Run {
@@ -85,6 +120,21 @@ pub fn sample_run(fuzzer: &str, ours: bool, execs: u64, branches: u64) -> Run {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn csv_reads_back_what_it_wrote() {
+        let mut magic = sample_run("ours-direct", true, 9, 0);
+        magic.branches = None;
+        magic.lines = None;
+        magic.time_to_crash = Some(1.5);
+        magic.trial = 2;
+        let runs = [sample_run("libfuzzer", false, 100, 7), magic];
+        let back = parse_csv(&csv(&runs)).unwrap();
+        assert_eq!(csv(&back), csv(&runs));
+        assert!(!back[0].ours && back[1].ours);
+        assert!(parse_csv("fuzzer,branches\nx,1\n").is_err());
+        assert!(parse_csv(&format!("{CSV_HEADER}\nlibpng,x\n")).is_err());
+    }
 
     #[test]
     fn csv_has_one_row_per_run_with_rates() {
