@@ -231,6 +231,17 @@ pub const MAGIC: &[Fuzzer] = &[
     ),
 ];
 
+/// Whether `name` is one of ours in the tables above: for runs read back from `results.csv`,
+/// which names the fuzzer only.
+pub fn is_ours(name: &str) -> bool {
+    suite("-")
+        .iter()
+        .chain(EMPTY)
+        .chain(SCALING.iter().map(|s| &s.fuzzer))
+        .chain(MAGIC)
+        .any(|f| f.name == name && f.is_ours())
+}
+
 pub fn afl_available() -> bool {
     Command::new("afl-fuzz")
         .arg("-h")

@@ -2,6 +2,8 @@
 
 use std::fmt::Write as _;
 
+use crate::fuzzers;
+
 /// One fuzzer's run on libpng (or on the empty harness, or the magic harness).
 #[derive(Debug, Clone, Default)]
 pub struct Run {
@@ -85,7 +87,7 @@ pub fn parse_csv(text: &str) -> Result<Vec<Run>, String> {
             Ok(Run {
                 workload: field[0].into(),
                 fuzzer: field[1].into(),
-                ours: field[1].starts_with("ours-"),
+                ours: fuzzers::is_ours(field[1]),
                 trial: int(2)? as usize,
                 wall_secs: num(3)?,
                 cpu_secs: num(4)?,
