@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use libafl::{
-    executors::{hooks::inprocess::HasTimeout, ExitKind, InProcessExecutor},
+    executors::{ExitKind, InProcessExecutor},
     inputs::{BytesInput, HasTargetBytes},
     observers::ObserversTuple,
     Error,
@@ -12,8 +12,9 @@ use libafl::{
 use libafl_bolts::tuples::tuple_list;
 
 use super::{
-    paused_timer::{self, TimerPaused},
-    standalone, Coverage, ExecutionMode,
+    standalone,
+    watchdog::{HandlersReleased, WatchedExecutor},
+    Coverage, ExecutionMode,
 };
 use crate::{
     cmplog,
@@ -97,18 +98,9 @@ pub fn fuzz_in_process(
     let opts = &config.opts;
     harness::set_malloc_limit(opts.malloc_limit_mb.unwrap_or(opts.rss_limit_mb));
     let timeout = opts.timeout;
-    let mut executor = in_process(harness, observers, fuzzer, state, mgr, timeout)?;
-    // Arming and disarming a timer costs two syscalls per input (a third of the time of a fast
-    // harness); in LibAFL's batch mode the timer stays armed across inputs and each exec only
-    // reads the clock (a timeout still fires within twice `-t`). It is paused while the tracer
-    // runs (see `paused_timer.rs`); where it cannot be, the timer stays exact.
-    let (batch, timer) = paused_timer::batch_timer(timeout);
-    if timer.is_some() {
-        *executor.hooks_mut().0.timer_mut() = batch;
-    }
+    let mut executor = WatchedExecutor::new(harness, observers, fuzzer, state, mgr, timeout)?;
     if let Some(traced_by) = &config.cmplog_target {
         let (tracer, _cmplog_map) = standalone::tracer(config, traced_by)?;
-        let tracer = TimerPaused::new(tracer, timer);
         let mut stages = engine::with_comparison_solving(
             calibration,
             generalization,
@@ -125,7 +117,7 @@ pub fn fuzz_in_process(
             restart_every,
         );
     }
-    // The tracer runs rarely and keeps an exact timer.
+    // The tracer runs rarely and keeps LibAFL's exact timer.
     let tracer = in_process(
         harness,
         tuple_list!(cmplog::observer()),
@@ -134,7 +126,7 @@ pub fn fuzz_in_process(
         mgr,
         timeout,
     )?;
-    let tracer = TimerPaused::new(tracer, timer);
+    let tracer = HandlersReleased::new(tracer);
     let mut stages = engine::with_comparison_solving(
         calibration,
         generalization,

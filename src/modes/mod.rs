@@ -6,10 +6,10 @@
 mod direct;
 mod fork;
 mod oom;
-mod paused_timer;
 mod reset;
 mod standalone;
 mod template;
+mod watchdog;
 
 use libafl::Error;
 

@@ -1,0 +1,257 @@
+//! The in-process modes' executor: LibAFL's in-process crash and timeout handlers around the
+//! harness, with the timeout kept by a watchdog thread, as libFuzzer keeps it, instead of
+//! LibAFL's timer. LibAFL arms and disarms a POSIX timer around every input (two syscalls) or,
+//! in its batch mode, reads the clock twice per input: 12% of the engine's time on an empty
+//! harness. Here an input costs two stores to an atomic; the watchdog wakes every tenth of the
+//! timeout and signals the fuzzing thread (LibAFL's timeout handler saves the input) when the
+//! same input is still running a whole timeout after it first saw it.
+
+use std::{
+    ffi::c_void,
+    ptr,
+    sync::{
+        atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::Relaxed},
+        OnceLock,
+    },
+    thread,
+    time::{Duration, Instant},
+};
+
+use libafl::{
+    executors::{
+        hooks::{
+            inprocess::{InProcessExecutorHandlerData, InProcessHooks},
+            ExecutorHook,
+        },
+        inprocess::{inner::GenericInProcessExecutorInner, HasInProcessHooks},
+        Executor, ExitKind, HasObservers,
+    },
+    inputs::BytesInput,
+    observers::ObserversTuple,
+    state::HasExecutions,
+    Error,
+};
+use libafl_bolts::{
+    os::unix_signals::{ucontext_t, Signal},
+    tuples::RefIndexable,
+};
+
+use super::direct::HarnessFn;
+use crate::types::{ClientFuzzer, Mgr, State};
+
+/// The number of the input in the harness; 0: none.
+static RUNNING: AtomicU64 = AtomicU64::new(0);
+/// The input the watchdog last signalled as timed out.
+static TIMED_OUT: AtomicU64 = AtomicU64::new(0);
+/// LibAFL's timeout handler for the watched executor; `on_timeout` calls it.
+static LIBAFL_TIMEOUT_HANDLER: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
+/// The watched executor's handlers are LibAFL's global handlers (see `run_target`).
+static HANDLERS_IN_PLACE: AtomicBool = AtomicBool::new(false);
+
+/// How LibAFL calls the handlers in its global state.
+type SignalHandlerFn = unsafe fn(
+    Signal,
+    &mut libc::siginfo_t,
+    Option<&mut ucontext_t>,
+    *mut InProcessExecutorHandlerData,
+);
+
+/// Runs the harness in this process, watched by the watchdog. One per process: the handlers and
+/// the watchdog are process-wide.
+pub struct WatchedExecutor<OT> {
+    inner: GenericInProcessExecutorInner<Mgr, (), BytesInput, OT, State, ClientFuzzer>,
+    harness: HarnessFn,
+    inputs_run: u64,
+}
+
+impl<OT: ObserversTuple<BytesInput, State>> WatchedExecutor<OT> {
+    pub fn new(
+        harness: HarnessFn,
+        observers: OT,
+        fuzzer: &mut ClientFuzzer,
+        state: &mut State,
+        mgr: &mut Mgr,
+        timeout: Duration,
+    ) -> Result<Self, Error> {
+        // LibAFL's own timer, armed with zero, stays off.
+        let mut inner = GenericInProcessExecutorInner::with_timeout_generic::<Self, _>(
+            (),
+            observers,
+            fuzzer,
+            state,
+            mgr,
+            Duration::ZERO,
+            true,
+        )?;
+        let hooks = &mut inner.hooks_mut().0;
+        LIBAFL_TIMEOUT_HANDLER.store(hooks.timeout_handler.cast_mut(), Relaxed);
+        let ours: SignalHandlerFn = on_timeout;
+        hooks.timeout_handler = ours as *const c_void;
+        start_watchdog(timeout)?;
+        Ok(Self {
+            inner,
+            harness,
+            inputs_run: 0,
+        })
+    }
+}
+
+impl<OT: ObserversTuple<BytesInput, State>> Executor<Mgr, BytesInput, State, ClientFuzzer>
+    for WatchedExecutor<OT>
+{
+    fn run_target(
+        &mut self,
+        fuzzer: &mut ClientFuzzer,
+        state: &mut State,
+        mgr: &mut Mgr,
+        input: &BytesInput,
+    ) -> Result<ExitKind, Error> {
+        *state.executions_mut() += 1;
+        if !HANDLERS_IN_PLACE.swap(true, Relaxed) {
+            // Puts our handlers in LibAFL's global state (and arms its timer with zero, a
+            // syscall): they stay there across inputs, until another in-process executor
+            // runs (`HandlersReleased`).
+            self.inner.hooks_mut().0.pre_exec(state, input);
+        }
+        let executor: *const c_void = ptr::from_ref(self).cast();
+        // SAFETY: the handlers read these pointers only while this input runs, and they
+        // point at what lives until `leave_target`.
+        unsafe { self.inner.enter_target(fuzzer, state, mgr, input, executor) };
+        self.inputs_run += 1;
+        RUNNING.store(self.inputs_run, Relaxed);
+        let exit = (self.harness)(input);
+        RUNNING.store(0, Relaxed);
+        self.inner.leave_target(fuzzer, state, mgr, input);
+        Ok(exit)
+    }
+}
+
+impl<OT> HasObservers for WatchedExecutor<OT> {
+    type Observers = OT;
+    fn observers(&self) -> RefIndexable<&OT, OT> {
+        self.inner.observers()
+    }
+    fn observers_mut(&mut self) -> RefIndexable<&mut OT, OT> {
+        self.inner.observers_mut()
+    }
+}
+
+impl<OT> HasInProcessHooks<BytesInput, State> for WatchedExecutor<OT> {
+    fn inprocess_hooks(&self) -> &InProcessHooks<BytesInput, State> {
+        self.inner.inprocess_hooks()
+    }
+    fn inprocess_hooks_mut(&mut self) -> &mut InProcessHooks<BytesInput, State> {
+        self.inner.inprocess_hooks_mut()
+    }
+}
+
+/// The watched executor's timeout handler: LibAFL's, if the input the watchdog timed out is
+/// still running (a signal that crossed the input's end is dropped, not blamed on the next).
+unsafe fn on_timeout(
+    signal: Signal,
+    info: &mut libc::siginfo_t,
+    context: Option<&mut ucontext_t>,
+    data: *mut InProcessExecutorHandlerData,
+) {
+    let running = RUNNING.load(Relaxed);
+    if running == 0 || running != TIMED_OUT.load(Relaxed) {
+        return;
+    }
+    // SAFETY: set in `WatchedExecutor::new` from LibAFL's handler of this signature, before
+    // any input runs.
+    let libafl: SignalHandlerFn =
+        unsafe { std::mem::transmute(LIBAFL_TIMEOUT_HANDLER.load(Relaxed)) };
+    // SAFETY: LibAFL's handler, called as LibAFL calls it.
+    unsafe { libafl(signal, info, context, data) }
+}
+
+/// Starts the watchdog of this process's fuzzing thread (the caller) once.
+fn start_watchdog(timeout: Duration) -> Result<(), Error> {
+    static STARTED: OnceLock<Result<(), String>> = OnceLock::new();
+    STARTED
+        .get_or_init(|| {
+            // SAFETY: plain libc calls on valid local sets; the watchdog inherits the mask
+            // that blocks every signal (they are the fuzzing thread's to handle), then this
+            // thread gets its own back.
+            unsafe {
+                let fuzzing_thread = libc::pthread_self();
+                let mut all: libc::sigset_t = std::mem::zeroed();
+                let mut before: libc::sigset_t = std::mem::zeroed();
+                libc::sigfillset(&mut all);
+                libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut before);
+                let spawned = thread::Builder::new()
+                    .name("watchdog".into())
+                    .spawn(move || watch(fuzzing_thread, timeout));
+                libc::pthread_sigmask(libc::SIG_SETMASK, &before, ptr::null_mut());
+                spawned.map(|_| ()).map_err(|e| e.to_string())
+            }
+        })
+        .clone()
+        .map_err(|e| Error::unknown(format!("cannot start the timeout watchdog: {e}")))
+}
+
+/// Signals `fuzzing_thread` whenever one input has run for `timeout` (at most a tenth more).
+fn watch(fuzzing_thread: libc::pthread_t, timeout: Duration) {
+    let tick = (timeout / 10).clamp(Duration::from_millis(1), Duration::from_millis(100));
+    let mut seen = 0;
+    let mut since = Instant::now();
+    loop {
+        thread::sleep(tick);
+        let running = RUNNING.load(Relaxed);
+        if running != seen {
+            // It started after the last look: timed from now, it is timed short, never long.
+            seen = running;
+            since = Instant::now();
+        } else if running != 0 && since.elapsed() >= timeout {
+            TIMED_OUT.store(running, Relaxed);
+            // SAFETY: the fuzzing thread lives as long as the process.
+            unsafe { libc::pthread_kill(fuzzing_thread, libc::SIGALRM) };
+            since = Instant::now();
+        }
+    }
+}
+
+/// Another in-process executor (the in-process comparison tracer, with its own exact timer)
+/// that may run between the watched executor's inputs: LibAFL's executors expect the global
+/// handlers unset when they start, so the watched executor's are taken out first.
+pub struct HandlersReleased<E> {
+    inner: E,
+    unset: InProcessHooks<BytesInput, State>,
+}
+
+impl<E> HandlersReleased<E> {
+    pub fn new(inner: E) -> Self {
+        Self {
+            inner,
+            unset: InProcessHooks::nop(),
+        }
+    }
+}
+
+impl<E: Executor<Mgr, BytesInput, State, ClientFuzzer>>
+    Executor<Mgr, BytesInput, State, ClientFuzzer> for HandlersReleased<E>
+{
+    fn run_target(
+        &mut self,
+        fuzzer: &mut ClientFuzzer,
+        state: &mut State,
+        mgr: &mut Mgr,
+        input: &BytesInput,
+    ) -> Result<ExitKind, Error> {
+        if HANDLERS_IN_PLACE.swap(false, Relaxed) {
+            // Unsets the global handlers (and disarms the no-op hooks' own timer).
+            self.unset.post_exec(state, input);
+        }
+        self.inner.run_target(fuzzer, state, mgr, input)
+    }
+}
+
+impl<E: HasObservers> HasObservers for HandlersReleased<E> {
+    type Observers = E::Observers;
+    fn observers(&self) -> RefIndexable<&Self::Observers, Self::Observers> {
+        self.inner.observers()
+    }
+    fn observers_mut(&mut self) -> RefIndexable<&mut Self::Observers, Self::Observers> {
+        self.inner.observers_mut()
+    }
+}
