@@ -43,8 +43,9 @@ use crate::types::{ClientFuzzer, Mgr, State};
 static RUNNING: AtomicU64 = AtomicU64::new(0);
 /// The input the watchdog last signalled as timed out.
 static TIMED_OUT: AtomicU64 = AtomicU64::new(0);
-/// LibAFL's timeout handler for the watched executor; `on_timeout` calls it.
+/// LibAFL's handlers for the watched executor; `on_timeout` and `on_crash` call them.
 static LIBAFL_TIMEOUT_HANDLER: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
+static LIBAFL_CRASH_HANDLER: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
 /// The watched executor's handlers are LibAFL's global handlers (see `run_target`).
 static HANDLERS_IN_PLACE: AtomicBool = AtomicBool::new(false);
 
@@ -85,8 +86,11 @@ impl<OT: ObserversTuple<BytesInput, State>> WatchedExecutor<OT> {
         )?;
         let hooks = &mut inner.hooks_mut().0;
         LIBAFL_TIMEOUT_HANDLER.store(hooks.timeout_handler.cast_mut(), Relaxed);
-        let ours: SignalHandlerFn = on_timeout;
-        hooks.timeout_handler = ours as *const c_void;
+        LIBAFL_CRASH_HANDLER.store(hooks.crash_handler.cast_mut(), Relaxed);
+        let (timeout_handler, crash_handler): (SignalHandlerFn, SignalHandlerFn) =
+            (on_timeout, on_crash);
+        hooks.timeout_handler = timeout_handler as *const c_void;
+        hooks.crash_handler = crash_handler as *const c_void;
         start_watchdog(timeout)?;
         Ok(Self {
             inner,
@@ -157,12 +161,39 @@ unsafe fn on_timeout(
     if running == 0 || running != TIMED_OUT.load(Relaxed) {
         return;
     }
-    // SAFETY: set in `WatchedExecutor::new` from LibAFL's handler of this signature, before
-    // any input runs.
-    let libafl: SignalHandlerFn =
-        unsafe { std::mem::transmute(LIBAFL_TIMEOUT_HANDLER.load(Relaxed)) };
     // SAFETY: LibAFL's handler, called as LibAFL calls it.
-    unsafe { libafl(signal, info, context, data) }
+    unsafe { libafl(&LIBAFL_TIMEOUT_HANDLER)(signal, info, context, data) }
+}
+
+/// The LibAFL handler kept in `slot`.
+fn libafl(slot: &AtomicPtr<c_void>) -> SignalHandlerFn {
+    // SAFETY: set in `WatchedExecutor::new`, before any input runs, from LibAFL's handler of
+    // this signature.
+    unsafe { std::mem::transmute::<*mut c_void, SignalHandlerFn>(slot.load(Relaxed)) }
+}
+
+/// The watched executor's crash handler: LibAFL's (save the input, exit) while an input runs.
+/// Our handlers stay in place between inputs, where LibAFL's would take a fault of the fuzzer
+/// itself (an allocation failure's abort) for a bug to wait on, reading "QUIT" from stdin:
+/// there the signal kills the process, as it would without handlers, and the client restarts.
+unsafe fn on_crash(
+    signal: Signal,
+    info: &mut libc::siginfo_t,
+    context: Option<&mut ucontext_t>,
+    data: *mut InProcessExecutorHandlerData,
+) {
+    if RUNNING.load(Relaxed) == 0 {
+        // SAFETY: async-signal-safe calls; the signal, blocked while this handler runs, is
+        // delivered with the default action when it returns (a fault, re-executed, raises
+        // it again).
+        unsafe {
+            libc::signal(signal as libc::c_int, libc::SIG_DFL);
+            libc::raise(signal as libc::c_int);
+        }
+        return;
+    }
+    // SAFETY: LibAFL's handler, called as LibAFL calls it.
+    unsafe { libafl(&LIBAFL_CRASH_HANDLER)(signal, info, context, data) }
 }
 
 /// Starts the watchdog of this process's fuzzing thread (the caller) once.
