@@ -62,7 +62,6 @@ type SignalHandlerFn = unsafe fn(
 pub struct WatchedExecutor<OT> {
     inner: GenericInProcessExecutorInner<Mgr, (), BytesInput, OT, State, ClientFuzzer>,
     harness: HarnessFn,
-    inputs_run: u64,
 }
 
 impl<OT: ObserversTuple<BytesInput, State>> WatchedExecutor<OT> {
@@ -92,11 +91,7 @@ impl<OT: ObserversTuple<BytesInput, State>> WatchedExecutor<OT> {
         hooks.timeout_handler = timeout_handler as *const c_void;
         hooks.crash_handler = crash_handler as *const c_void;
         start_watchdog(timeout)?;
-        Ok(Self {
-            inner,
-            harness,
-            inputs_run: 0,
-        })
+        Ok(Self { inner, harness })
     }
 }
 
@@ -121,8 +116,8 @@ impl<OT: ObserversTuple<BytesInput, State>> Executor<Mgr, BytesInput, State, Cli
         // SAFETY: the handlers read these pointers only while this input runs, and they
         // point at what lives until `leave_target`.
         unsafe { self.inner.enter_target(fuzzer, state, mgr, input, executor) };
-        self.inputs_run += 1;
-        RUNNING.store(self.inputs_run, Relaxed);
+        // The state's execution count, just raised, names this input (never 0).
+        RUNNING.store(*state.executions(), Relaxed);
         let exit = (self.harness)(input);
         RUNNING.store(0, Relaxed);
         self.inner.leave_target(fuzzer, state, mgr, input);
