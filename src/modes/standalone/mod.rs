@@ -9,14 +9,17 @@ mod probe;
 use std::{mem::size_of, sync::atomic::AtomicBool};
 
 use libafl::{
-    executors::{forkserver::ForkserverExecutor, StdChildArgs},
+    executors::{
+        forkserver::{ForkserverExecutor, ForkserverExecutorBuilder},
+        StdChildArgs,
+    },
     inputs::BytesInput,
     mutators::Tokens,
     observers::{CanTrack, StdMapObserver},
     Error,
 };
 use libafl_bolts::{
-    shmem::{ShMem, ShMemProvider},
+    shmem::{ShMem, ShMemProvider, UnixShMemProvider},
     tuples::tuple_list,
     StdTargetArgs,
 };
@@ -87,15 +90,7 @@ impl ExecutionMode for Standalone {
         let oom = unsafe { &*oom_flag.as_mut_ptr().cast::<AtomicBool>() };
         let mut autotokens = Tokens::new();
         let executor = high_fds::build_with_high_fds(|| {
-            ForkserverExecutor::builder()
-                .program(opts.target[0].clone())
-                .parse_afl_cmdline(&opts.target[1..])
-                .is_persistent(self.persistent)
-                // LibAFL checks the target's size rounded up to 64 entries against this.
-                .coverage_map_size(aligned(config.map_size))
-                .timeout(opts.timeout)
-                .kill_signal(Signal::SIGKILL)
-                .debug_child(opts.show_output)
+            fork_server(&opts.target, config.map_size, self.persistent, opts)
                 .autotokens(&mut autotokens)
                 .shmem_provider(&mut SelfCleaningShMemProvider::new()?)
                 .build_dynamic_map(edges, others)
@@ -128,6 +123,26 @@ impl ExecutionMode for Standalone {
         );
         engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None)
     }
+}
+
+/// The fork server of `command` (a target with `map_size` counters), as every executor of
+/// this mode starts it: the campaign's timeout, a hung child killed outright, the child's
+/// output shown only with `--show-output`.
+fn fork_server<'a>(
+    command: &[String],
+    map_size: usize,
+    persistent: bool,
+    opts: &FuzzOptions,
+) -> ForkserverExecutorBuilder<'a, UnixShMemProvider> {
+    ForkserverExecutor::builder()
+        .program(command[0].clone())
+        .parse_afl_cmdline(&command[1..])
+        .is_persistent(persistent)
+        // LibAFL checks the target's size rounded up to 64 entries against this.
+        .coverage_map_size(aligned(map_size))
+        .timeout(opts.timeout)
+        .kill_signal(Signal::SIGKILL)
+        .debug_child(opts.show_output)
 }
 
 /// Hands the target's children their memory limit (our standalone runtime watches itself, see
@@ -232,17 +247,10 @@ pub fn tracer(
     }
     let command = &traced_by.command;
     let tracer = high_fds::build_with_high_fds(|| {
-        ForkserverExecutor::builder()
-            .program(command[0].clone())
-            .parse_afl_cmdline(&command[1..])
+        fork_server(command, traced_by.map_size, true, &config.opts)
             .env(runtime_abi::cmplog_shm_env(), cmplog_id)
             // Not the fuzzing target's coverage map: the tracer's own counters do.
             .env(COVERAGE_SHM_ENV, "")
-            .is_persistent(true)
-            .coverage_map_size(aligned(traced_by.map_size))
-            .timeout(config.opts.timeout)
-            .kill_signal(Signal::SIGKILL)
-            .debug_child(config.opts.show_output)
             .shmem_provider(&mut SelfCleaningShMemProvider::new()?)
             .build(tuple_list!(cmplog))
     })?;
