@@ -29,6 +29,7 @@ use libafl_bolts::tuples::{tuple_list, Merge};
 use crate::{
     cmplog,
     havoc_stage::{PowerHavocStage, StackedMutations},
+    learned_tokens,
     only_ascii::OnlyAscii,
     options::FuzzOptions,
     output::collect_files,
@@ -182,7 +183,7 @@ where
     let comparison_solving = tuple_list!(
         TracingStage::new(tracer),
         cmplog::i2s_stage(only_ascii),
-        cmplog::LearnTokensStage
+        learned_tokens::LearnTokensStage
     );
     tuple_list!(
         OptionalStage::new(generalization.map(|g| tuple_list!(g))),
@@ -255,7 +256,7 @@ where
     }
     start_from_the_empty_input_if_needed(executor, fuzzer, state, mgr)?;
     // What a resumed campaign learned before shows from the start.
-    cmplog::report_learned_tokens(state, mgr)?;
+    learned_tokens::report_learned_tokens(state, mgr)?;
     let started_at = *state.executions();
     let queue_dir = state.corpus().dir_path().clone();
     let mut last_save_check = None::<Instant>;

@@ -31,6 +31,7 @@ mod hitcounts;
 mod i2s;
 mod inflight;
 mod isolated;
+mod learned_tokens;
 mod libfuzzer;
 mod memory;
 mod minimize;

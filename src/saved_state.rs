@@ -10,7 +10,7 @@ use std::{
 use libafl::{mutators::Tokens, HasMetadata};
 use serde::{Deserialize, Serialize};
 
-use crate::{cmplog::LearnedTokens, output};
+use crate::{learned_tokens::LearnedTokens, output};
 
 /// Starts every state file, so a foreign file is told from a damaged one.
 const MAGIC: &[u8; 12] = b"lafuzz-state";

@@ -19,7 +19,7 @@ use libafl_bolts::{current_time, ClientId, Error};
 
 pub use stats::Snapshot;
 
-use crate::{cmplog::LEARNED_TOKENS_STAT, output, reproduce::Reproduce};
+use crate::{learned_tokens::LEARNED_TOKENS_STAT, output, reproduce::Reproduce};
 
 /// Name of the user statistic in which the coverage feedback (`novelty`) reports the map.
 pub const EDGES_STAT: &str = "edges";
