@@ -56,9 +56,11 @@ int memcmp(const void *a, const void *b, size_t n) {
 }
 int bcmp(const void *a, const void *b, size_t n) { return memcmp(a, b, n); }
 
-// Logs the strings of a mismatch up to their terminator (both sides padded with zeros), never
-// past n or the log's width: reading further could run off the end of either string.
-static void log_strings(const char *a, const char *b, size_t n, uintptr_t pc) {
+// Returns r, the result of comparing the strings a and b (at most n bytes); a mismatch is logged
+// up to the strings' terminator (both sides padded with zeros), never past n or the log's
+// width: reading further could run off the end of either string.
+static int logged_strings(int r, const char *a, const char *b, size_t n, uintptr_t pc) {
+  if (!lafuzz_cmplog || !r) return r;
   size_t la = strnlen(a, CMPLOG_RTN_LEN), lb = strnlen(b, CMPLOG_RTN_LEN);
   size_t len = (la > lb ? la : lb) + 1;
   if (len > n) len = n;
@@ -67,25 +69,22 @@ static void log_strings(const char *a, const char *b, size_t n, uintptr_t pc) {
   memcpy(pa, a, la < len ? la : len);
   memcpy(pb, b, lb < len ? lb : len);
   lafuzz_cmplog_rtn(pc, pa, pb, len);
+  return r;
 }
 
 int strcmp(const char *a, const char *b) {
   int r = libc_strcmp ? libc_strcmp(a, b) : str_n_cmp_bytes(a, b, SIZE_MAX, 0);
-  if (lafuzz_cmplog && r) log_strings(a, b, SIZE_MAX, RETADDR);
-  return r;
+  return logged_strings(r, a, b, SIZE_MAX, RETADDR);
 }
 int strncmp(const char *a, const char *b, size_t n) {
   int r = libc_strncmp ? libc_strncmp(a, b, n) : str_n_cmp_bytes(a, b, n, 0);
-  if (lafuzz_cmplog && r) log_strings(a, b, n, RETADDR);
-  return r;
+  return logged_strings(r, a, b, n, RETADDR);
 }
 int strcasecmp(const char *a, const char *b) {
   int r = libc_strcasecmp ? libc_strcasecmp(a, b) : str_n_cmp_bytes(a, b, SIZE_MAX, 1);
-  if (lafuzz_cmplog && r) log_strings(a, b, SIZE_MAX, RETADDR);
-  return r;
+  return logged_strings(r, a, b, SIZE_MAX, RETADDR);
 }
 int strncasecmp(const char *a, const char *b, size_t n) {
   int r = libc_strncasecmp ? libc_strncasecmp(a, b, n) : str_n_cmp_bytes(a, b, n, 1);
-  if (lafuzz_cmplog && r) log_strings(a, b, n, RETADDR);
-  return r;
+  return logged_strings(r, a, b, n, RETADDR);
 }
