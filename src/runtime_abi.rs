@@ -14,6 +14,7 @@ unsafe extern "C" {
     static lafuzz_rss_limit_env: c_char;
     static lafuzz_oom_shm_env: c_char;
     static lafuzz_cmplog_shm_env: c_char;
+    static lafuzz_timeout_signal_env: c_char;
 }
 
 /// A NUL-terminated `const char[]` of the runtime's header as a `&str`.
@@ -51,6 +52,13 @@ pub fn oom_shm_env() -> &'static str {
 pub fn cmplog_shm_env() -> &'static str {
     // SAFETY: a `const char[]` initialized from a string literal (runtime_constants.c).
     unsafe { header_string(&raw const lafuzz_cmplog_shm_env) }
+}
+
+/// The variable that tells a persistent child of our runtime the signal that stops it on a
+/// timeout (then it answers the fuzzer itself between inputs).
+pub fn timeout_signal_env() -> &'static str {
+    // SAFETY: a `const char[]` initialized from a string literal (runtime_constants.c).
+    unsafe { header_string(&raw const lafuzz_timeout_signal_env) }
 }
 
 /// The page the coverage counters are aligned to: the coverage segment is rounded up to it.

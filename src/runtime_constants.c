@@ -17,5 +17,7 @@ const size_t lafuzz_cmplog_map_size = sizeof(cmplog_map);
 // limit and the flag they raise when they go over it (memory.c).
 const char lafuzz_rss_limit_env[] = LAFUZZ_RSS_LIMIT_ENV_VAR;
 const char lafuzz_oom_shm_env[] = LAFUZZ_OOM_SHM_ENV_VAR;
+// The environment through which the fuzzer tells a persistent child its timeout signal.
+const char lafuzz_timeout_signal_env[] = LAFUZZ_TIMEOUT_SIGNAL_ENV_VAR;
 // The environment variable that gives the tracing fork server its comparison log.
 const char lafuzz_cmplog_shm_env[] = LAFUZZ_CMPLOG_SHM_ENV_VAR;

@@ -34,6 +34,10 @@
 // that the child raises before it kills itself for going over it.
 #define LAFUZZ_RSS_LIMIT_ENV_VAR "__LAFUZZ_RSS_LIMIT_MB"
 #define LAFUZZ_OOM_SHM_ENV_VAR "__LAFUZZ_OOM_SHM_ID"
+// Ours: the signal (a number) the fuzzer stops a timed-out persistent child with. One it can
+// block, unlike SIGKILL: told it, a persistent child answers the fuzzer itself between inputs
+// (forkserver.c); afl-fuzz does not tell it, and gets AFL++'s stop-and-continue loop.
+#define LAFUZZ_TIMEOUT_SIGNAL_ENV_VAR "__LAFUZZ_TIMEOUT_SIGNAL"
 
 // The page the coverage counters are aligned to and padded to (libafl_cc's linker script,
 // ALIGN(4096)), and that the fuzzer rounds its coverage segment up to: the runtime maps the

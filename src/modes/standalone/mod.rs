@@ -134,16 +134,31 @@ fn fork_server<'a>(
     persistent: bool,
     opts: &FuzzOptions,
 ) -> ForkserverExecutorBuilder<'a, UnixShMemProvider> {
-    ForkserverExecutor::builder()
+    let builder = ForkserverExecutor::builder()
         .program(command[0].clone())
         .parse_afl_cmdline(&command[1..])
         .is_persistent(persistent)
         // LibAFL checks the target's size rounded up to 64 entries against this.
         .coverage_map_size(aligned(map_size))
         .timeout(opts.timeout)
-        .kill_signal(Signal::SIGKILL)
-        .debug_child(opts.show_output)
+        .debug_child(opts.show_output);
+    if persistent && probe::answers_directly(&command[0]) {
+        let signal = PERSISTENT_TIMEOUT_SIGNAL;
+        builder.kill_signal(signal).env(
+            runtime_abi::timeout_signal_env(),
+            (signal as i32).to_string(),
+        )
+    } else {
+        builder.kill_signal(Signal::SIGKILL)
+    }
 }
+
+/// What stops a timed-out persistent child of our runtime. Between inputs the child answers the
+/// fuzzer itself (two context switches per input instead of four through the fork server's
+/// stop and continue: libpng 2.3x execs) with this signal blocked, so that a timeout racing its
+/// answer cannot kill it halfway through; a signal no target handles (unused on x86), whose
+/// default action ends the process as SIGKILL does.
+const PERSISTENT_TIMEOUT_SIGNAL: Signal = Signal::SIGSTKFLT;
 
 /// Hands the target's children their memory limit (our standalone runtime watches itself, see
 /// `runtime/memory.c`; AFL++'s builds do not) and the shared flag they raise when over it.

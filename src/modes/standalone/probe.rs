@@ -60,8 +60,17 @@ pub fn map_size(target: &[String]) -> Result<usize, String> {
 /// True when `program` was built by our `libafl_cc --standalone` (its runtime can log
 /// comparisons); AFL++'s builds cannot, and get no tracing fork server.
 pub fn logs_comparisons(program: &str) -> bool {
-    std::fs::read(program).is_ok_and(|bytes| {
-        let marker = crate::runtime_abi::cmplog_shm_env().as_bytes();
-        bytes.windows(marker.len()).any(|w| w == marker)
-    })
+    mentions(program, crate::runtime_abi::cmplog_shm_env())
+}
+
+/// True when `program`'s runtime (ours) answers the fuzzer itself between persistent inputs
+/// once told the timeout signal.
+pub fn answers_directly(program: &str) -> bool {
+    mentions(program, crate::runtime_abi::timeout_signal_env())
+}
+
+/// True when `program`'s file holds `name` (a variable its runtime reads).
+fn mentions(program: &str, name: &str) -> bool {
+    std::fs::read(program)
+        .is_ok_and(|bytes| bytes.windows(name.len()).any(|w| w == name.as_bytes()))
 }
