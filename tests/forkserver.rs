@@ -225,3 +225,129 @@ fn asan_reports_are_crashes_in_persistent_mode() {
     assert!(by_hand.status.code().is_none(), "{}", by_hand.status);
     assert!(String::from_utf8_lossy(&by_hand.stderr).contains("heap-buffer-overflow"));
 }
+
+/// The fuzzer's ends of a fork server's pipes, driven by hand as LibAFL's executor drives them.
+struct FuzzerEnds {
+    ctl: std::io::PipeWriter,
+    st: std::io::PipeReader,
+}
+
+impl FuzzerEnds {
+    fn bytes(&mut self, n: usize) -> Vec<u8> {
+        let mut buf = vec![0u8; n];
+        std::io::Read::read_exact(&mut self.st, &mut buf).unwrap();
+        buf
+    }
+
+    fn word(&mut self) -> u32 {
+        u32::from_ne_bytes(self.bytes(4).try_into().unwrap())
+    }
+
+    fn send(&mut self, word: u32) {
+        std::io::Write::write_all(&mut self.ctl, &word.to_ne_bytes()).unwrap();
+    }
+
+    /// The fork server's hello: the version, its complement back, the options, the map size,
+    /// a dictionary when offered, the version again.
+    fn hello(&mut self) {
+        let version = self.word();
+        self.send(!version);
+        let options = self.word();
+        self.word();
+        if options & 0x800 != 0 {
+            let len = self.word() as usize;
+            self.bytes(len);
+        }
+        assert_eq!(self.word(), version);
+    }
+}
+
+/// What waitpid reports of a stopped child, and a persistent child's answer.
+const STOPPED: u32 = ((libc::SIGSTOP as u32) << 8) | 0x7f;
+
+fn signal(pid: u32, signal: i32) -> i32 {
+    // SAFETY: kill(2) has no memory effects; the pids are this test's own children.
+    unsafe { libc::kill(pid as libc::pid_t, signal) }
+}
+
+/// One persistent child of ours through the two ways a timeout can end: one that raced the
+/// child's answer (the child answered, then the signal came) leaves the same child running the
+/// next input; one that caught the child in a hang gets its death reported and a fresh child.
+#[test]
+fn a_timeout_that_raced_the_answer_leaves_the_persistent_child_running() {
+    use std::os::fd::AsRawFd;
+    let tmp = TempDir::new("raced-timeout");
+    let input = tmp.path().join("input");
+    std::fs::write(&input, "hello").unwrap();
+    let (ctl_read, ctl) = std::io::pipe().unwrap();
+    let (st, st_write) = std::io::pipe().unwrap();
+    let (ctl_fd, st_fd) = (ctl_read.as_raw_fd(), st_write.as_raw_fd());
+    let mut command = Command::new(fuzzer("crashme-standalone"));
+    command
+        .arg(&input)
+        .env("__AFL_PERSISTENT", "1")
+        .env("__LAFUZZ_TIMEOUT_SIGNAL", libc::SIGSTKFLT.to_string());
+    // SAFETY: only dup2, async-signal-safe, between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut command, move || {
+            if libc::dup2(ctl_fd, 198) < 0 || libc::dup2(st_fd, 199) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut server = command.spawn().unwrap();
+    drop((ctl_read, st_write));
+    let mut fuzzer = FuzzerEnds { ctl, st };
+    fuzzer.hello();
+
+    fuzzer.send(0);
+    let child = fuzzer.word();
+    assert_eq!(
+        fuzzer.word(),
+        STOPPED,
+        "a persistent child's answer reads as a stop"
+    );
+    // The timeout comes after the answer, before the fuzzer read it.
+    fuzzer.send(0);
+    assert_eq!(fuzzer.word(), child);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(signal(child, libc::SIGSTKFLT), 0);
+    assert_eq!(
+        fuzzer.word(),
+        STOPPED,
+        "the answer was written before the signal"
+    );
+    fuzzer.send(1);
+    assert_eq!(
+        fuzzer.word(),
+        child,
+        "the child took the go and dropped the signal"
+    );
+    assert_eq!(fuzzer.word(), STOPPED);
+    assert_eq!(signal(child, 0), 0, "the child is still running");
+
+    // A real hang: the signal ends the child, its fork server reports it, a fresh child follows.
+    std::fs::write(&input, "HANG").unwrap();
+    fuzzer.send(0);
+    assert_eq!(fuzzer.word(), child);
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(signal(child, libc::SIGSTKFLT), 0);
+    let status = fuzzer.word() as i32;
+    assert!(
+        libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGSTKFLT,
+        "{status:#x}"
+    );
+    std::fs::write(&input, "hello").unwrap();
+    fuzzer.send(1);
+    let fresh = fuzzer.word();
+    assert_ne!(fresh, child);
+    assert_eq!(fuzzer.word(), STOPPED);
+
+    // The fuzzer stops sending: the child and its fork server end.
+    let FuzzerEnds { ctl, st: _st } = fuzzer;
+    drop(ctl);
+    assert!(server.wait().unwrap().success());
+    std::thread::sleep(Duration::from_millis(100));
+    assert_ne!(signal(fresh, 0), 0, "the child outlived its fork server");
+}
