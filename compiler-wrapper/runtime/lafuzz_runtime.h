@@ -111,6 +111,8 @@ LAFUZZ_HIDDEN int lafuzz_cmplog_attach(void);
 LAFUZZ_HIDDEN void lafuzz_memory_limit_setup(void);
 // In a fuzzed child: starts watching its memory, when there is a limit (memory.c).
 LAFUZZ_HIDDEN void lafuzz_watch_memory(void);
+// True while a persistent child answers the fuzzer itself (forkserver.c): not a time to end.
+LAFUZZ_HIDDEN int lafuzz_answering(void);
 // Logs a comparison of n bytes at a and b made at pc (lafuzz_cmplog must be set).
 LAFUZZ_HIDDEN void lafuzz_cmplog_rtn(uintptr_t pc, const void *a, const void *b, size_t n);
 

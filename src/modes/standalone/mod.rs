@@ -155,9 +155,9 @@ fn fork_server<'a>(
 
 /// What stops a timed-out persistent child of our runtime. Between inputs the child answers the
 /// fuzzer itself (two context switches per input instead of four through the fork server's
-/// stop and continue: libpng 2.3x execs) with this signal blocked, so that a timeout racing its
-/// answer cannot kill it halfway through; a signal no target handles (unused on x86), whose
-/// default action ends the process as SIGKILL does.
+/// stop and continue) and ignores this signal while it does, so that a timeout racing its
+/// answer cannot end it halfway through; a signal no target handles (unused on x86), which
+/// otherwise ends the process as SIGKILL does.
 const PERSISTENT_TIMEOUT_SIGNAL: Signal = Signal::SIGSTKFLT;
 
 /// Hands the target's children their memory limit (our standalone runtime watches itself, see
