@@ -116,7 +116,13 @@ static void map_testcase(void) {
 }
 
 static int write_u32(uint32_t v) { return write(FORKSRV_FD + 1, &v, 4) == 4 ? 0 : -1; }
-static int read_u32(uint32_t *v) { return read(FORKSRV_FD, v, 4) == 4 ? 0 : -1; }
+// A signal handler's return (SA_RESTART aside) does not end the fuzzer's message.
+static int read_u32(uint32_t *v) {
+  ssize_t got;
+  while ((got = read(FORKSRV_FD, v, 4)) < 0 && errno == EINTR) {
+  }
+  return got == 4 ? 0 : -1;
+}
 
 // The timeout signal: ends a child running an input (as the default action, which it restores);
 // one that came while the child answered is the fuzzer's too late, and its next go says so.
@@ -169,10 +175,7 @@ static void answer_and_take_the_go(void) {
   while (!__atomic_load_n(pid_reported, __ATOMIC_ACQUIRE)) sched_yield();
   if (write_u32(stopped) < 0) _exit(0);  // the fuzzer is gone
   uint32_t go;  // non-zero: the last input timed out; alive, we serve as the fresh child
-  ssize_t got;
-  while ((got = read(FORKSRV_FD, &go, 4)) < 0 && errno == EINTR) {
-  }
-  if (got != 4) _exit(0);  // the fuzzer is gone
+  if (read_u32(&go) < 0) _exit(0);  // the fuzzer is gone
   // Running again before the pid goes out: the fuzzer signals only after it has read the pid.
   __atomic_store_n(&child_phase, RUNNING_INPUT, __ATOMIC_SEQ_CST);
   if (write_u32((uint32_t)own_pid) < 0) _exit(0);

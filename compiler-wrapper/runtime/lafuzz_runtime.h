@@ -35,7 +35,7 @@
 #define LAFUZZ_RSS_LIMIT_ENV_VAR "__LAFUZZ_RSS_LIMIT_MB"
 #define LAFUZZ_OOM_SHM_ENV_VAR "__LAFUZZ_OOM_SHM_ID"
 // Ours: the signal (a number) the fuzzer stops a timed-out persistent child with. One it can
-// block, unlike SIGKILL: told it, a persistent child answers the fuzzer itself between inputs
+// catch, unlike SIGKILL: told it, a persistent child answers the fuzzer itself between inputs
 // (forkserver.c); afl-fuzz does not tell it, and gets AFL++'s stop-and-continue loop.
 #define LAFUZZ_TIMEOUT_SIGNAL_ENV_VAR "__LAFUZZ_TIMEOUT_SIGNAL"
 
