@@ -15,17 +15,17 @@ fn main() {
         println!("cargo:rustc-cfg=aflpp");
     }
 
-    println!("cargo:rerun-if-changed=src/hooks.c");
+    println!("cargo:rerun-if-changed=src/target/hooks.c");
     println!("cargo:rerun-if-changed=compiler-wrapper/runtime/cmplog_log.h");
     cc::Build::new()
-        .file("src/hooks.c")
+        .file("src/target/hooks.c")
         .include("compiler-wrapper/runtime")
         .compile("lafuzz_hooks");
 
-    println!("cargo:rerun-if-changed=src/runtime_constants.c");
+    println!("cargo:rerun-if-changed=src/target/runtime_constants.c");
     println!("cargo:rerun-if-changed=compiler-wrapper/runtime/lafuzz_runtime.h");
     cc::Build::new()
-        .file("src/runtime_constants.c")
+        .file("src/target/runtime_constants.c")
         .include("compiler-wrapper/runtime")
         .warnings(true)
         .compile("lafuzz_runtime_constants");

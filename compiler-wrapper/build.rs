@@ -7,6 +7,8 @@
 use std::{env, path::PathBuf, process::Command};
 const SOURCES: &[&str] = &[
     "runtime/forkserver.c",
+    "runtime/answers.c",
+    "runtime/protocol.c",
     "runtime/cmplog.c",
     "runtime/compare.c",
     "runtime/sanitizers.c",
@@ -15,6 +17,7 @@ const SOURCES: &[&str] = &[
 
 fn main() {
     println!("cargo:rerun-if-changed=runtime/lafuzz_runtime.h");
+    export_page_size();
     println!("cargo:rerun-if-changed=runtime/cmplog_log.h");
     for source in SOURCES {
         println!("cargo:rerun-if-changed={source}");
@@ -27,6 +30,20 @@ fn main() {
         .cargo_metadata(false)
         .compile("lafuzz_standalone");
     build_cmp_guard_pass();
+}
+
+/// Hands the wrapper `LAFUZZ_PAGE_SIZE` from the runtime's header, its one home: the linker
+/// script aligns the counters to it, and the runtime and the fuzzer map them in such pages.
+fn export_page_size() {
+    const NAME: &str = "LAFUZZ_PAGE_SIZE";
+    let header = std::fs::read_to_string("runtime/lafuzz_runtime.h").expect("the runtime header");
+    let value = header
+        .lines()
+        .find_map(|line| line.strip_prefix(&format!("#define {NAME} ")))
+        .map(str::trim)
+        .filter(|v| v.parse::<u32>().is_ok_and(|n| n.is_power_of_two()))
+        .unwrap_or_else(|| panic!("runtime/lafuzz_runtime.h defines no {NAME} (a power of two)"));
+    println!("cargo:rustc-env={NAME}={value}");
 }
 
 /// Builds `OUT_DIR/lafuzz-cmp-guard.so`. Without it (no LLVM development files) the wrapper still

@@ -5,58 +5,45 @@
 //! The `fuzzer` binary is the same command line with no harness linked: it fuzzes standalone
 //! targets (`--mode forkserver` / `persistent`).
 //!
-//! Modules in layers, each using only those below it:
-//! - the command line and what it runs: `options` (clap types), `libfuzzer` (libFuzzer's
-//!   command line), `campaign` (the launcher), `prepare` (checks before start), `replay`,
-//!   `minimize`;
-//! - the broker and the monitor: `broker`, `monitor`;
-//! - one client: `client` (the wiring shared by all modes), `modes` (one `ExecutionMode`
-//!   each), `engine` (stages and the fuzzing loop), `havoc_stage`, `cmplog`, `solutions`;
-//! - the concrete LibAFL types: `types`;
-//! - the platform: `harness` (the linked target), `isolated` (one input in a forked child), `shmem`, `supervisor`, `output`,
-//!   `reproduce`, `errors`.
+//! Folders in layers, each using only those below it (each folder's `mod.rs` says what it
+//! holds):
+//! - the commands: `libfuzzer/` (libFuzzer's command line), `replay.rs`, `minimize/`;
+//! - `campaign/` (the `fuzz` command: checks before start, launcher, broker, restarter, one
+//!   client's wiring) and `monitor/` (status lines, `fuzzer_stats`, `plot_data`);
+//! - `modes/`: one `ExecutionMode` per `--mode`, its executors, and who traces comparisons;
+//! - `engine/`: the stages and the fuzzing loop every mode runs, and what a client saves;
+//! - `cmplog/` (comparison logging and solving) over `mutators/`;
+//! - `types.rs`: the concrete LibAFL types;
+//! - `solutions/`: crashes, hangs and out-of-memory inputs;
+//! - `target/`: the linked harness, one input in a forked child, memory, the standalone
+//!   runtime's ABI, how a finding is reproduced;
+//! - `coverage/`: hit counts and buckets, novelty, corpus weight, scheduler;
+//! - `config.rs` (the campaign as a client sees it) over `options/` (the command line's types);
+//! - `platform/`: shared memory, the process group, the output directory, errors.
 
-mod broker;
-mod buckets;
 mod campaign;
-mod client;
 mod cmplog;
-mod comparison_log;
-mod corpus_weight;
+mod config;
+mod coverage;
 mod engine;
-mod errors;
-mod harness;
-mod havoc_stage;
-mod hitcounts;
-mod i2s;
-mod inflight;
-mod isolated;
-mod learned_tokens;
 mod libfuzzer;
-mod memory;
 mod minimize;
 mod modes;
 mod monitor;
-mod novelty;
-mod only_ascii;
+mod mutators;
 mod options;
-pub mod output;
-mod prepare;
+pub mod platform;
 mod replay;
-mod reproduce;
-mod restarter;
-mod runtime_abi;
-mod saved_state;
-mod scheduler;
-mod shmem;
 mod solutions;
-pub mod supervisor;
+mod target;
 mod types;
-mod window_search;
 
 use mimalloc::MiMalloc;
 
 use options::{Cli, Command};
+
+/// The execution modes, as `fuzz --mode` names them (the bench runs each).
+pub use options::Mode;
 
 #[global_allocator]
 static GLOBAL: MiMalloc = MiMalloc;

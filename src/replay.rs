@@ -9,9 +9,11 @@ use std::{
 };
 
 use crate::{
-    harness,
-    isolated::{self, signal_name, Limits, Outcome},
     options::ReplayOptions,
+    target::{
+        harness,
+        isolated::{self, signal_name, Limits, Outcome},
+    },
 };
 
 fn describe(outcome: Outcome, timeout: Duration) -> String {
@@ -88,7 +90,7 @@ fn sequence_files(path: &Path) -> Result<Vec<PathBuf>, String> {
         return Ok(vec![path.to_path_buf()]);
     }
     let mut files = Vec::new();
-    crate::output::collect_files(path, &mut files)
+    crate::platform::output::collect_files(path, &mut files)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     Ok(files)
 }

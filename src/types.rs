@@ -15,11 +15,11 @@ use libafl::{
 use libafl_bolts::{rands::StdRand, shmem::ShMemProvider};
 
 use crate::{
-    corpus_weight::BoundedSpeedWeight,
-    hitcounts::HitcountsObserver,
-    novelty::NewCoverageFeedback,
-    scheduler::CullOnChange,
-    shmem::SelfCleaningShMemProvider,
+    coverage::{
+        corpus_weight::BoundedSpeedWeight, hitcounts::HitcountsObserver,
+        novelty::NewCoverageFeedback, scheduler::CullOnChange,
+    },
+    platform::shmem::SelfCleaningShMemProvider,
     solutions::{NewSolutions, SkipKnownSolutions, SolutionsOnDisk},
 };
 

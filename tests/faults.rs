@@ -25,6 +25,7 @@ fn a_killed_broker_stops_every_client_with_an_error() {
     let group = children(campaign.pid());
     assert_eq!(group.len(), 1, "{group:?}");
     // The campaign's first process is its broker.
+    // SAFETY: kill(2) on a pid of the campaign this test started.
     unsafe {
         libc::kill(group[0], libc::SIGKILL);
     }
@@ -52,6 +53,7 @@ fn killing_the_fuzzer_itself_takes_the_whole_campaign_with_it() {
     });
     let group = children(campaign.pid());
     assert_eq!(group.len(), 1, "{group:?}");
+    // SAFETY: kill(2) on the campaign this test started.
     unsafe {
         libc::kill(campaign.pid(), libc::SIGKILL);
     }
@@ -61,6 +63,7 @@ fn killing_the_fuzzer_itself_takes_the_whole_campaign_with_it() {
         if start.elapsed() > Duration::from_secs(10) {
             let left = group_members(group[0]);
             // Out of the test's reach otherwise: their parent is gone.
+            // SAFETY: kill(2) on the process group of the campaign this test started.
             unsafe { libc::kill(-group[0], libc::SIGKILL) };
             panic!("left running: {left:?}");
         }
@@ -111,7 +114,7 @@ fn a_full_output_disk_is_a_one_line_error_and_leaves_no_partial_input() {
             let name = file.file_name().unwrap().to_string_lossy().into_owned();
             assert_eq!(
                 name,
-                lafuzz::output::input_name(&fs::read(&file).unwrap()),
+                lafuzz::platform::output::input_name(&fs::read(&file).unwrap()),
                 "{}",
                 file.display()
             );
@@ -147,10 +150,12 @@ fn learned_tokens_survive_into_a_resumed_campaign() {
     });
     // Stopped the hard way: the state file is all that is left of what it learned.
     for group in children(first.pid()) {
+        // SAFETY: kill(2) on a process group of the campaign this test started.
         unsafe {
             libc::kill(-group, libc::SIGKILL);
         }
     }
+    // SAFETY: kill(2) on the fuzzer process this test started.
     unsafe {
         libc::kill(first.pid(), libc::SIGKILL);
     }

@@ -60,6 +60,7 @@ fn a_client_killed_from_outside_is_restarted_with_its_corpus() {
     assert_eq!(group.len(), 1, "{group:?}");
     let clients = leaf_processes(group[0]);
     assert_eq!(clients.len(), 1, "{clients:?}");
+    // SAFETY: kill(2) on a pid of the campaign this test started.
     unsafe {
         libc::kill(clients[0], libc::SIGKILL);
     }

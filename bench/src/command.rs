@@ -2,6 +2,8 @@
 
 use std::{fs, path::Path, process::Command};
 
+use lafuzz::Mode;
+
 use crate::{
     fuzzers::{Fuzzer, Kind},
     paths::Paths,
@@ -37,7 +39,7 @@ pub fn command(
             cmd.args([
                 "fuzz",
                 "--mode",
-                mode.arg(),
+                &mode.name(),
                 "--cores",
                 &cores,
                 "--max-time",
@@ -49,7 +51,7 @@ pub fn command(
             }
             if let Some(target) = f.target {
                 cmd.arg("--").arg(target.path(p));
-                if mode.target_reads_file() {
+                if target_reads_file(mode) {
                     cmd.arg("@@");
                 }
             }
@@ -90,6 +92,12 @@ pub fn command(
             cmd
         }
     }
+}
+
+/// Our standalone target reads its input from a file named on its command line (`@@`) in
+/// forkserver mode; in persistent mode it gets the input through shared memory.
+fn target_reads_file(mode: Mode) -> bool {
+    mode == Mode::Forkserver
 }
 
 #[cfg(test)]

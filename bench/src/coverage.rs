@@ -9,7 +9,7 @@ use std::{
     time::{Duration, SystemTime},
 };
 
-use lafuzz::output::visible_entries;
+use lafuzz::platform::output::visible_entries;
 
 use harness_builder::Library;
 

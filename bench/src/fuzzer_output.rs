@@ -6,7 +6,7 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use lafuzz::output::visible_entries;
+use lafuzz::platform::output::visible_entries;
 
 use crate::{fuzzers::Kind, parse};
 

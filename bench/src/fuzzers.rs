@@ -6,7 +6,9 @@ use std::{
     process::{Command, Stdio},
 };
 
-use crate::{mode::Mode, paths::Paths};
+use lafuzz::Mode;
+
+use crate::paths::Paths;
 
 /// Where a binary is built.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

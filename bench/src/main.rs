@@ -15,7 +15,6 @@ mod flavor;
 mod fuzzer_output;
 mod fuzzers;
 mod goals;
-mod mode;
 mod parse;
 mod paths;
 mod plot;
@@ -23,12 +22,13 @@ mod readme;
 mod report;
 mod rows;
 mod run;
+mod suite;
 mod summary;
 mod supervise;
 
 use std::{
     fs,
-    path::PathBuf,
+    path::{Path, PathBuf},
     time::{SystemTime, UNIX_EPOCH},
 };
 
@@ -36,11 +36,7 @@ use clap::Parser;
 
 use harness_builder::{Library, LIBRARIES};
 
-use crate::{
-    fuzzers::{suite, suite_names, Fuzzer},
-    paths::Paths,
-    report::Run,
-};
+use crate::{fuzzers::suite_names, paths::Paths, report::Run};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -110,17 +106,11 @@ fn choose<'a, T>(
 fn run(opts: Options) -> Result<(), String> {
     // AFL++ starts its fork servers in sessions of their own; as their subreaper the bench can
     // still stop everything a run leaves behind.
-    lafuzz::supervisor::become_subreaper();
+    lafuzz::platform::supervisor::become_subreaper();
     let paths = Paths::new()?;
     if opts.list {
-        println!(
-            "targets: {}",
-            LIBRARIES
-                .iter()
-                .map(|l| l.name)
-                .collect::<Vec<_>>()
-                .join(",")
-        );
+        let targets: Vec<&str> = LIBRARIES.iter().map(|l| l.name).collect();
+        println!("targets: {}", targets.join(","));
         println!("fuzzers: {}", suite_names().join(","));
         return Ok(());
     }
@@ -134,10 +124,51 @@ fn run(opts: Options) -> Result<(), String> {
     }
     let targets: Vec<&'static Library> = choose(LIBRARIES, |l| l.name, &opts.targets, "target")?;
     let names = suite_names();
-    let fuzzer_names = choose(&names, |n| n, &opts.fuzzers, "fuzzer")?;
-    let afl = fuzzers::afl_available();
+    let bench = suite::Bench {
+        fuzzer_names: choose(&names, |n| n, &opts.fuzzers, "fuzzer")?,
+        afl: fuzzers::afl_available(),
+        out: output_dir(&opts, &paths)?,
+        core: supervise::bench_core(),
+        paths: &paths,
+        opts: &opts,
+    };
     // The extras run on libpng's builds and seeds.
     let extras = !opts.no_extras && targets.iter().any(|t| t.name == "libpng");
+    if !bench.afl {
+        println!("bench: afl-fuzz not found (Debian package afl++): AFL++ runs are skipped");
+    }
+    builds::build_all(&paths, bench.afl, &targets, extras)?;
+    let mut runs: Vec<Run> = Vec::new();
+    for trial in 0..opts.trials {
+        for lib in &targets {
+            runs.extend(bench.suite_on(lib, trial)?);
+        }
+    }
+    for lib in &targets {
+        runs.extend(cmplog_cost::measure(
+            &paths,
+            lib,
+            &bench.out,
+            opts.time,
+            supervise::pair_cores(0),
+        )?);
+    }
+    if extras {
+        runs.extend(extras::extras(
+            &paths,
+            &bench.out.join("work"),
+            opts.time,
+            bench.core,
+            bench.afl,
+            opts.magic_trials,
+            opts.magic_cap,
+        )?);
+    }
+    write_results(&paths, &opts, &runs, &targets, &bench.out)
+}
+
+/// Where this run's results go: `--out`, else a new folder under `bench/results/`.
+fn output_dir(opts: &Options, paths: &Paths) -> Result<PathBuf, String> {
     let stamp = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_err(|e| e.to_string())?
@@ -147,114 +178,28 @@ fn run(opts: Options) -> Result<(), String> {
         .clone()
         .unwrap_or_else(|| paths.root.join("bench/results").join(stamp.to_string()));
     fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    if !afl {
-        println!("bench: afl-fuzz not found (Debian package afl++): AFL++ runs are skipped");
-    }
-    builds::build_all(&paths, afl, &targets, extras)?;
+    Ok(out)
+}
 
-    let core = supervise::bench_core();
-    let mut runs: Vec<Run> = Vec::new();
-    for trial in 0..opts.trials {
-        for lib in &targets {
-            let seeds = lib.seeds(&paths.root);
-            let seeds_branches =
-                coverage::of_dir(&paths, lib, &seeds, &out.join("seeds").join(lib.name))?;
-            let all = suite(lib.name);
-            let chosen: Vec<&Fuzzer> = all
-                .iter()
-                .filter(|f| fuzzer_names.contains(&&f.name))
-                .filter(|f| afl || !f.needs_afl())
-                .collect();
-            for group in cmplog_cost::side_by_side_groups(&chosen) {
-                let cores: Vec<Option<usize>> = match group.len() {
-                    1 => vec![Some(core)],
-                    _ => supervise::pair_cores(trial).map(Some).to_vec(),
-                };
-                let names: Vec<&str> = group.iter().map(|f| f.name).collect();
-                println!(
-                    "bench: {} on {} (trial {}/{}, {} s{})",
-                    names.join(" and "),
-                    lib.name,
-                    trial + 1,
-                    opts.trials,
-                    opts.time,
-                    if group.len() > 1 {
-                        ", side by side"
-                    } else {
-                        ""
-                    }
-                );
-                let works: Vec<PathBuf> = names
-                    .iter()
-                    .map(|name| {
-                        out.join("work")
-                            .join(format!("{}-{name}-{trial}", lib.name))
-                    })
-                    .collect();
-                let group_runs = run::fuzz_side_by_side(
-                    &paths, &group, &works, &cores, &seeds, opts.time, lib.name,
-                )?;
-                for ((fuzzer, work), mut run) in group.iter().zip(&works).zip(group_runs) {
-                    run.trial = trial;
-                    let corpus = fuzzer.kind.corpus_dir(work);
-                    coverage::measure(
-                        &paths,
-                        lib,
-                        &mut run,
-                        &corpus,
-                        work,
-                        opts.time,
-                        seeds_branches,
-                    )?;
-                    println!(
-                        "  {}: {:.0} execs/s, {} branches",
-                        fuzzer.name,
-                        run.execs_per_sec(),
-                        run.branches.unwrap_or(0)
-                    );
-                    runs.push(run);
-                    if trial == 0
-                        && fuzzer.name == cmplog_cost::DEFAULT
-                        && fuzzer_names.contains(&&cmplog_cost::NO_CMPLOG)
-                    {
-                        cmplog_cost::keep(&corpus, &out, lib.name)?;
-                    }
-                    let _ = fs::remove_dir_all(work);
-                }
-            }
-        }
-    }
-    for lib in &targets {
-        runs.extend(cmplog_cost::measure(
-            &paths,
-            lib,
-            &out,
-            opts.time,
-            supervise::pair_cores(0),
-        )?);
-    }
-    if extras {
-        runs.extend(extras::extras(
-            &paths,
-            &out.join("work"),
-            opts.time,
-            core,
-            afl,
-            opts.magic_trials,
-            opts.magic_cap,
-        )?);
-    }
-    fs::write(out.join("results.csv"), report::csv(&runs)).map_err(|e| e.to_string())?;
+/// `results.csv`, `summary.md`, the coverage plots and, with `--readme`, README's Results.
+fn write_results(
+    paths: &Paths,
+    opts: &Options,
+    runs: &[Run],
+    targets: &[&Library],
+    out: &Path,
+) -> Result<(), String> {
+    fs::write(out.join("results.csv"), report::csv(runs)).map_err(|e| e.to_string())?;
     let target_names: Vec<&str> = targets.iter().map(|t| t.name).collect();
-    let summary = summary::summary(&runs, &target_names, opts.time, opts.trials);
+    let summary = summary::summary(runs, &target_names, opts.time, opts.trials);
     fs::write(out.join("summary.md"), &summary).map_err(|e| e.to_string())?;
     for target in &target_names {
-        if let Err(e) = plot::plot(&runs, target, &out) {
+        if let Err(e) = plot::plot(runs, target, out) {
             println!("bench: no coverage plot for {target}: {e}");
         }
     }
     if opts.readme {
-        readme::update(&paths.root, &runs, &target_names, opts.time, opts.trials)?;
+        readme::update(&paths.root, runs, &target_names, opts.time, opts.trials)?;
         println!("bench: README.md's Results section updated");
     }
     let _ = fs::remove_dir_all(out.join("work"));

@@ -1,7 +1,7 @@
 //! Reading what each tool leaves behind: AFL-style `fuzzer_stats`, libFuzzer's final stats,
 //! and `llvm-cov export -summary-only` JSON.
 
-use lafuzz::output::parse_fuzzer_stats;
+use lafuzz::platform::output::parse_fuzzer_stats;
 
 /// `execs_done` of a `fuzzer_stats` file (AFL++'s and ours).
 pub fn afl_execs(text: &str) -> Option<u64> {

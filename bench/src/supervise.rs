@@ -201,7 +201,7 @@ pub fn finish_together(
         }
         sleep(Duration::from_millis(50));
     }
-    lafuzz::supervisor::kill_remaining_descendants();
+    lafuzz::platform::supervisor::kill_remaining_descendants();
     runs.iter()
         .zip(stopped_at)
         .map(|(r, at)| (r.ended.unwrap_or(at).min(at), r.cpu))

@@ -1,6 +1,6 @@
 // cmplog_log.h: how a comparison is written into the log (LibAFL's CmpLogMap layout,
 // lafuzz_runtime.h), in one place for both runtimes: the standalone one (cmplog.c, its own
-// shared-memory log) and the in-process one (the fuzzer crate's src/hooks.c, libafl_targets'
+// shared-memory log) and the in-process one (the fuzzer crate's src/target/hooks.c, libafl_targets'
 // log). Static inline functions only: including it defines no symbol.
 #ifndef LAFUZZ_CMPLOG_LOG_H
 #define LAFUZZ_CMPLOG_LOG_H

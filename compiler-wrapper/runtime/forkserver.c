@@ -1,5 +1,5 @@
-// lafuzz standalone runtime, the fork server: runs the target's inputs. Linked (with cmplog.c,
-// compare.c and sanitizers.c) by `libafl_cc --standalone` instead of the in-process fuzzer, it
+// lafuzz standalone runtime, the fork server: runs the target's inputs. Linked (with answers.c,
+// protocol.c, memory.c, cmplog.c, compare.c and sanitizers.c) by `libafl_cc --standalone` instead of the in-process fuzzer, it
 // makes an ordinary executable that
 //   - run by hand (`./target FILE...`, or stdin), runs each input once: how users reproduce;
 //   - run by a fuzzer, speaks AFL++'s fork server protocol (version 1 of the "new" model, as
@@ -13,7 +13,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -47,16 +46,7 @@ uint32_t *__afl_fuzz_len = &afl_fuzz_len_local;
 static uint8_t *counters_start, *counters_stop;
 static int forkserver_running, in_child, persistent;
 static pid_t own_pid;  // the child's, as the fuzzer knows it
-static int answers_directly;
-// Where a child that answers directly is, for the timeout signal's handler (on any of its
-// threads) and the memory watcher: running an input, answering (from the answer to the next
-// go: a timeout that raced the answer must not end the child there), or ending.
-enum { RUNNING_INPUT, ANSWERING, ENDING };
-static int child_phase = RUNNING_INPUT;
-// Shared with the children: set once the fork server has reported the newest child's pid. A
-// fresh child may finish its first input before its parent writes the pid; its answer must
-// come after (the fuzzer would take it for the pid, and the pid for a crash).
-static volatile int *pid_reported;
+static int answers_directly;  // see answers.c
 static unsigned char *shm_input;  // 4-byte length, then the bytes
 
 // libafl_cc's autotokens pass puts string constants here.
@@ -115,72 +105,6 @@ static void map_testcase(void) {
   __afl_fuzz_ptr = shm_input + 4;
 }
 
-static int write_u32(uint32_t v) { return write(FORKSRV_FD + 1, &v, 4) == 4 ? 0 : -1; }
-// A signal handler's return (SA_RESTART aside) does not end the fuzzer's message.
-static int read_u32(uint32_t *v) {
-  ssize_t got;
-  while ((got = read(FORKSRV_FD, v, 4)) < 0 && errno == EINTR) {
-  }
-  return got == 4 ? 0 : -1;
-}
-
-// The timeout signal: ends a child running an input (as the default action, which it restores);
-// one that came while the child answered is the fuzzer's too late, and its next go says so.
-static void on_timeout_signal(int number) {
-  int running = RUNNING_INPUT;
-  if (!__atomic_compare_exchange_n(&child_phase, &running, ENDING, 0, __ATOMIC_SEQ_CST,
-                                   __ATOMIC_SEQ_CST))
-    return;
-  signal(number, SIG_DFL);
-  raise(number);  // delivered, and fatal, once this handler returns
-}
-
-int lafuzz_answering(void) {
-  return __atomic_load_n(&child_phase, __ATOMIC_SEQ_CST) != RUNNING_INPUT;
-}
-
-// A persistent child answers the fuzzer itself when the fuzzer names the signal that stops it
-// on a timeout: the fork server forks, reports the child and waits for its end, and in between
-// the child tells the fuzzer each input's end (as a stop would read) and takes the next go
-// itself. Two context switches per input instead of four (fuzzer, fork server, child, fork
-// server): libpng 2.6x execs (bench, 20 s). The fds stay open in the child, closed on exec.
-static void setup_direct_answers(void) {
-  const char *signal = getenv(LAFUZZ_TIMEOUT_SIGNAL_ENV_VAR);
-  int number = signal ? atoi(signal) : 0;
-  if (number <= 0 || number == SIGKILL || number == SIGSTOP || number >= NSIG) return;
-  struct sigaction action;
-  memset(&action, 0, sizeof action);
-  action.sa_handler = on_timeout_signal;
-  action.sa_flags = SA_RESTART;
-  if (sigemptyset(&action.sa_mask) < 0) return;
-  if (fcntl(FORKSRV_FD, F_SETFD, FD_CLOEXEC) < 0 || fcntl(FORKSRV_FD + 1, F_SETFD, FD_CLOEXEC) < 0)
-    return;
-  void *shared = mmap(NULL, sizeof *pid_reported, PROT_READ | PROT_WRITE,
-                      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (shared == MAP_FAILED) return;
-  if (sigaction(number, &action, NULL) < 0) return;
-  pid_reported = shared;
-  answers_directly = 1;
-}
-
-// Between two inputs of a child that answers directly: this input's end, then the next go.
-// A timeout signal that came after the answer was written (the fuzzer read it after sending
-// the signal) is ignored, and the go says the fuzzer asks for a fresh child: we go on as one.
-static void answer_and_take_the_go(void) {
-  static const uint32_t stopped = (SIGSTOP << 8) | 0x7f;  // what waitpid reports of a stop
-  int running = RUNNING_INPUT;
-  if (!__atomic_compare_exchange_n(&child_phase, &running, ANSWERING, 0, __ATOMIC_SEQ_CST,
-                                   __ATOMIC_SEQ_CST))
-    for (;;) pause();  // the timeout signal is ending us
-  while (!__atomic_load_n(pid_reported, __ATOMIC_ACQUIRE)) sched_yield();
-  if (write_u32(stopped) < 0) _exit(0);  // the fuzzer is gone
-  uint32_t go;  // non-zero: the last input timed out; alive, we serve as the fresh child
-  if (read_u32(&go) < 0) _exit(0);  // the fuzzer is gone
-  // Running again before the pid goes out: the fuzzer signals only after it has read the pid.
-  __atomic_store_n(&child_phase, RUNNING_INPUT, __ATOMIC_SEQ_CST);
-  if (write_u32((uint32_t)own_pid) < 0) _exit(0);
-}
-
 // Runs the fork server loop in the parent; returns in each child. Does nothing (returns at
 // once) when no fuzzer is listening.
 void __afl_manual_init(void) {
@@ -189,9 +113,9 @@ void __afl_manual_init(void) {
   map_coverage();
   map_testcase();
   if (lafuzz_cmplog_attach() < 0) die("cannot attach " LAFUZZ_CMPLOG_SHM_ENV_VAR);
-  if (write_u32(FS_VERSION) < 0) return;  // not run by a fuzzer
+  if (lafuzz_write_u32(FS_VERSION) < 0) return;  // not run by a fuzzer
   uint32_t reply;
-  if (read_u32(&reply) < 0 || reply != (FS_VERSION ^ 0xffffffffu)) _exit(1);
+  if (lafuzz_read_u32(&reply) < 0 || reply != (FS_VERSION ^ 0xffffffffu)) _exit(1);
   uint32_t opts = FS_OPT_MAPSIZE | (shm_input ? FS_OPT_SHDMEM_FUZZ : 0);
   uint32_t dict_len = 0;
   uint8_t *tok_start = __start_libafl_token, *tok_stop = __stop_libafl_token;
@@ -199,22 +123,22 @@ void __afl_manual_init(void) {
     dict_len = (uint32_t)(tok_stop - tok_start);
     if (dict_len >= 2) opts |= FS_OPT_AUTODICT;
   }
-  if (write_u32(opts) < 0 || write_u32((uint32_t)map_size()) < 0) _exit(1);
+  if (lafuzz_write_u32(opts) < 0 || lafuzz_write_u32((uint32_t)map_size()) < 0) _exit(1);
   if ((opts & FS_OPT_AUTODICT) &&
-      (write_u32(dict_len) < 0 ||
+      (lafuzz_write_u32(dict_len) < 0 ||
        write(FORKSRV_FD + 1, __start_libafl_token, dict_len) != (ssize_t)dict_len))
     _exit(1);
-  if (write_u32(FS_VERSION) < 0) _exit(1);
+  if (lafuzz_write_u32(FS_VERSION) < 0) _exit(1);
 
   const char *p = getenv(PERSIST_ENV_VAR);
   persistent = p && strcmp(p, "1") == 0;
-  if (persistent) setup_direct_answers();
+  if (persistent) answers_directly = lafuzz_setup_direct_answers();
   lafuzz_memory_limit_setup();
   pid_t child = -1;
   int child_stopped = 0;
   for (;;) {
     uint32_t was_killed;
-    if (read_u32(&was_killed) < 0) {
+    if (lafuzz_read_u32(&was_killed) < 0) {
       // The fuzzer is gone: take a stopped persistent child along. Its result does not matter:
       // it fails only when the child is gone already, and we exit either way.
       if (child > 0) kill(child, SIGKILL);
@@ -229,7 +153,7 @@ void __afl_manual_init(void) {
       if (kill(child, SIGCONT) < 0) _exit(1);
       child_stopped = 0;
     } else {
-      if (pid_reported) __atomic_store_n(pid_reported, 0, __ATOMIC_RELEASE);
+      lafuzz_pid_reported(0);
       child = fork();
       if (child < 0) _exit(1);
       if (child == 0) {
@@ -244,14 +168,14 @@ void __afl_manual_init(void) {
       }
     }
     int status;
-    if (write_u32((uint32_t)child) < 0) _exit(1);
-    if (pid_reported) __atomic_store_n(pid_reported, 1, __ATOMIC_RELEASE);
+    if (lafuzz_write_u32((uint32_t)child) < 0) _exit(1);
+    lafuzz_pid_reported(1);
     if (waitpid(child, &status, persistent ? WUNTRACED : 0) < 0) _exit(1);
     if (WIFSTOPPED(status))
       child_stopped = 1;
     else
       child = -1;  // reaped: its pid may be reused
-    if (write_u32((uint32_t)status) < 0) _exit(1);
+    if (lafuzz_write_u32((uint32_t)status) < 0) _exit(1);
   }
 }
 
@@ -268,7 +192,7 @@ int __afl_persistent_loop(unsigned int max_cnt) {
   if (!in_child || !persistent || done >= max_cnt) return 0;
   done++;
   if (answers_directly) {
-    answer_and_take_the_go();
+    lafuzz_answer_and_take_the_go(own_pid);
     return 1;
   }
   // The fork server resumes us with SIGCONT when the next input is ready; running on without

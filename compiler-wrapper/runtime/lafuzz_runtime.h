@@ -1,14 +1,15 @@
 // lafuzz_runtime.h: what the fuzzer and the standalone runtime must agree on, in one place (as
 // AFL++'s include/forkserver.h and include/cmplog.h are for afl-fuzz and its compiler runtime):
 // the fork server protocol's constants, the comparison log's layout and the sanitizer options.
-// The runtime's files include it, and so does the fuzzer crate's src/runtime_constants.c, which
-// exports these values to Rust (src/runtime_abi.rs): a change made here reaches both sides.
+// The runtime's files include it, and so does the fuzzer crate's src/target/runtime_constants.c, which
+// exports these values to Rust (src/target/runtime_abi.rs): a change made here reaches both sides.
 // Only macros, types and declarations: including it defines no symbol.
 #ifndef LAFUZZ_RUNTIME_H
 #define LAFUZZ_RUNTIME_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 // ---- AFL++'s fork server protocol (AFL++'s include/config.h and include/types.h) ----
 
@@ -28,7 +29,7 @@
 #define PERSIST_ENV_VAR "__AFL_PERSISTENT"    // "1": many inputs per child
 #define DUMP_MAP_SIZE_ENV_VAR "AFL_DUMP_MAP_SIZE"  // print the map size and exit
 // Ours: the comparison log's segment. The fuzzer also looks for this name in a target binary
-// to tell our builds (which can log comparisons) from AFL++'s (src/modes/forkserver.rs).
+// to tell our builds (which can log comparisons) from AFL++'s (src/modes/standalone/probe.rs).
 #define LAFUZZ_CMPLOG_SHM_ENV_VAR "__LAFUZZ_CMPLOG_SHM_ID"
 // The memory limit of a fuzzed child, in MiB (memory.c), and the one-byte flag in shared memory
 // that the child raises before it kills itself for going over it.
@@ -36,11 +37,11 @@
 #define LAFUZZ_OOM_SHM_ENV_VAR "__LAFUZZ_OOM_SHM_ID"
 // Ours: the signal (a number) the fuzzer stops a timed-out persistent child with. One it can
 // catch, unlike SIGKILL: told it, a persistent child answers the fuzzer itself between inputs
-// (forkserver.c); afl-fuzz does not tell it, and gets AFL++'s stop-and-continue loop.
+// (answers.c); afl-fuzz does not tell it, and gets AFL++'s stop-and-continue loop.
 #define LAFUZZ_TIMEOUT_SIGNAL_ENV_VAR "__LAFUZZ_TIMEOUT_SIGNAL"
 
-// The page the coverage counters are aligned to and padded to (libafl_cc's linker script,
-// ALIGN(4096)), and that the fuzzer rounds its coverage segment up to: the runtime maps the
+// The page the coverage counters are aligned to and padded to (libafl_cc's linker script, whose
+// build reads this value), and that the fuzzer rounds its coverage segment up to: the runtime maps the
 // segment over the counters' pages, so both ends must deal in whole pages.
 #define LAFUZZ_PAGE_SIZE 4096
 // LibAFL's ForkserverExecutor (as afl-fuzz) rounds the map size a target reports up to a
@@ -50,7 +51,7 @@
 
 // ---- The comparison log, in LibAFL's CmpLogMap layout (libafl_targets' cmplog.h) ----
 // The fuzzer reads it with LibAFL's CmpLogObserver, so the layout must be LibAFL's to the byte
-// (src/runtime_abi.rs tests the size against libafl_targets::cmps::CmpLogMap).
+// (src/target/runtime_abi.rs tests the size against libafl_targets::cmps::CmpLogMap).
 
 #define CMPLOG_W 65536    // entries, one per comparison site (hash of its address)
 #define CMPLOG_H 32       // logged executions per site (a ring: hits wrap around)
@@ -111,7 +112,17 @@ LAFUZZ_HIDDEN int lafuzz_cmplog_attach(void);
 LAFUZZ_HIDDEN void lafuzz_memory_limit_setup(void);
 // In a fuzzed child: starts watching its memory, when there is a limit (memory.c).
 LAFUZZ_HIDDEN void lafuzz_watch_memory(void);
-// True while a persistent child answers the fuzzer itself (forkserver.c): not a time to end.
+// The fork server protocol's words (protocol.c): 0, or -1 when the fuzzer is gone.
+LAFUZZ_HIDDEN int lafuzz_read_u32(uint32_t *v);
+LAFUZZ_HIDDEN int lafuzz_write_u32(uint32_t v);
+// A persistent child that answers the fuzzer itself (answers.c). In the fork server: set it up
+// when the fuzzer names the timeout signal (1: children answer directly), and say when the
+// newest child's pid is reported (0 before the fork, 1 once written).
+LAFUZZ_HIDDEN int lafuzz_setup_direct_answers(void);
+LAFUZZ_HIDDEN void lafuzz_pid_reported(int reported);
+// In such a child, between two inputs: this input's end, then the next go.
+LAFUZZ_HIDDEN void lafuzz_answer_and_take_the_go(pid_t own_pid);
+// True while a persistent child answers the fuzzer itself: not a time to end.
 LAFUZZ_HIDDEN int lafuzz_answering(void);
 // Logs a comparison of n bytes at a and b made at pc (lafuzz_cmplog must be set).
 LAFUZZ_HIDDEN void lafuzz_cmplog_rtn(uintptr_t pc, const void *a, const void *b, size_t n);

@@ -21,28 +21,31 @@ use libafl_cc::{ClangWrapper, CompilerWrapper, LLVMPasses, ToolWrapper};
 const RUNTIME_LIB: &str = "lafuzz";
 
 /// Linker script giving the 8-bit counters whole pages of their own: fork mode maps those pages
-/// shared with its children, which must not share any other global with the parent.
-const COUNTERS_LINKER_SCRIPT: &str = "\
-/* lafuzz: coverage counters alone on their pages (see compiler-wrapper) */
-SECTIONS
-{
-  __sancov_cntrs : ALIGN(4096) { *(__sancov_cntrs) }
-  . = ALIGN(4096);
+/// shared with its children, which must not share any other global with the parent. The page is
+/// the runtime header's `LAFUZZ_PAGE_SIZE` (handed over by the build script).
+fn counters_linker_script_text() -> String {
+    let page = env!("LAFUZZ_PAGE_SIZE");
+    format!(
+        "/* lafuzz: coverage counters alone on their pages (see compiler-wrapper) */\n\
+         SECTIONS\n\
+         {{\n\
+         \x20 __sancov_cntrs : ALIGN({page}) {{ *(__sancov_cntrs) }}\n\
+         \x20 . = ALIGN({page});\n\
+         }}\n\
+         INSERT AFTER .bss;\n"
+    )
 }
-INSERT AFTER .bss;
-";
 
 /// Writes the linker script once (named by its content) and returns its path.
 fn counters_linker_script() -> std::io::Result<PathBuf> {
-    let hash = COUNTERS_LINKER_SCRIPT
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
-        });
+    let script = counters_linker_script_text();
+    let hash = script.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
     let path = env::temp_dir().join(format!("lafuzz-counters-{hash:016x}.ld"));
     if !path.exists() {
         let tmp = path.with_extension(format!("{}.tmp", process::id()));
-        std::fs::write(&tmp, COUNTERS_LINKER_SCRIPT)?;
+        std::fs::write(&tmp, &script)?;
         std::fs::rename(&tmp, &path)?;
     }
     Ok(path)

@@ -18,10 +18,12 @@ use std::{
 use clap::CommandFactory;
 
 use crate::{
-    harness,
-    isolated::{self, Limits, Outcome},
     minimize::{self, crash, sha1_name, Budget},
     options::Cli,
+    target::{
+        harness,
+        isolated::{self, Limits, Outcome},
+    },
 };
 pub use flags::Flags;
 

@@ -10,7 +10,11 @@ use std::{
 };
 
 use super::{report, write_artifact, Flags};
-use crate::{isolated::Outcome, memory, minimize::sha1_name, output, supervisor};
+use crate::{
+    minimize::sha1_name,
+    platform::{output, supervisor},
+    target::{isolated::Outcome, memory},
+};
 
 /// How often the watcher looks at the campaign.
 const WATCH_EVERY: Duration = Duration::from_millis(500);

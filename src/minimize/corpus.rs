@@ -15,8 +15,8 @@ use std::{
 
 use super::{sha1_name, Budget};
 use crate::{
-    isolated::{self, edges, Features, Limits, Outcome},
-    output::collect_files,
+    platform::output::collect_files,
+    target::isolated::{self, edges, Features, Limits, Outcome},
 };
 
 /// What a merge did.
@@ -60,6 +60,27 @@ pub fn merge(
             files.len()
         );
     }
+    run_each(
+        &files,
+        &mut control,
+        control_file,
+        limits,
+        budget,
+        &mut on_failure,
+    )?;
+    keep_what_is_new(out, &files, initial, &control)
+}
+
+/// Runs every input the control file does not have yet, recording its features (or its
+/// failure) there.
+fn run_each(
+    files: &[PathBuf],
+    control: &mut Control,
+    control_file: &Path,
+    limits: Limits,
+    budget: &mut Budget,
+    on_failure: &mut impl FnMut(&Path, &[u8], Outcome),
+) -> Result<(), String> {
     for (index, file) in files.iter().enumerate() {
         if control.done.contains_key(&index) {
             continue;
@@ -83,6 +104,17 @@ pub fn merge(
         control.features(index, &features)?;
         control.done.insert(index, Some(features));
     }
+    Ok(())
+}
+
+/// Copies into `out` the inputs, smallest first, that add features to what `out`'s own inputs
+/// (the first `initial` files) and those copied before them have.
+fn keep_what_is_new(
+    out: &Path,
+    files: &[PathBuf],
+    initial: usize,
+    control: &Control,
+) -> Result<Merged, String> {
     let mut merged = Merged {
         initial,
         ..Merged::default()

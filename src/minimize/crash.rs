@@ -3,7 +3,7 @@
 //! `cleanse`, bytes replaced by neutral ones where the failure does not depend on them.
 
 use super::Budget;
-use crate::isolated::{self, Limits, Outcome};
+use crate::target::isolated::{self, Limits, Outcome};
 
 /// Runs `input` in a child and says whether it fails like `expected`.
 fn fails_like(input: &[u8], expected: Outcome, limits: Limits) -> Result<bool, String> {

@@ -1,6 +1,6 @@
 //! Crash and corpus minimization, shared by the native `minimize` / `minimize-corpus`
 //! commands and the libFuzzer front end (`-minimize_crash=1`, `-cleanse_crash=1`, `-merge=1`):
-//! AFL++'s `afl-tmin` and `afl-cmin`. Every input runs in a forked child (`isolated.rs`), so
+//! AFL++'s `afl-tmin` and `afl-cmin`. Every input runs in a forked child (`target/isolated.rs`), so
 //! a crashing input never ends the minimization.
 
 pub mod corpus;
@@ -12,10 +12,12 @@ use std::{
 };
 
 use crate::{
-    harness,
-    isolated::{Limits, Outcome},
     options::{MinimizeCorpusOptions, MinimizeOptions, RunLimits},
-    output,
+    platform::output,
+    target::{
+        harness,
+        isolated::{Limits, Outcome},
+    },
 };
 
 impl From<&RunLimits> for Limits {

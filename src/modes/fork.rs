@@ -10,31 +10,32 @@
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 
 use libafl::Error;
-use libafl_bolts::tuples::tuple_list;
 
 use super::{
-    direct,
+    in_process::{counters_observer, linked_harness_map_size},
     oom::OomAware,
-    standalone,
     template::{FromTemplate, Template},
+    tracer::Tracer,
     Coverage, ExecutionMode,
 };
 use crate::{
     cmplog,
-    comparison_log::ComparisonLog,
-    engine::{self, Client, FuzzConfig, TracerTarget},
-    harness, memory,
+    config::FuzzConfig,
+    engine::{self, Client},
     options::FuzzOptions,
-    runtime_abi,
-    shmem::SharedPages,
-    types::SharedMemory,
+    platform::shmem::SharedPages,
+    target::{
+        harness::{self, CounterRegion},
+        memory, runtime_abi,
+    },
+    types::Observers,
 };
 
 pub struct Fork;
 
 impl ExecutionMode for Fork {
     fn check(&self, opts: &FuzzOptions) -> Result<usize, String> {
-        direct::linked_harness_map_size(opts)
+        linked_harness_map_size(opts)
     }
     fn binds_symbols_at_load(&self) -> bool {
         true
@@ -42,25 +43,17 @@ impl ExecutionMode for Fork {
     fn coverage(&self, _config: &FuzzConfig) -> Result<Coverage, Error> {
         let counters = harness::take_coverage_counters()?;
         share_with_children(counters)?;
-        Ok((direct::counters_observer(counters), None))
+        Ok((counters_observer(counters), None))
     }
-    fn fuzz(&self, client: Client<'_>) -> Result<(), Error> {
-        let Client {
-            fuzzer,
-            state,
-            mgr,
-            observers,
-            calibration,
-            generalization,
-            config,
-        } = client;
+    fn fuzz(&self, client: Client<'_>, observers: Observers) -> Result<(), Error> {
         harness::initialize();
+        let config = client.config;
         let oom = OomFlag::new(config.opts.rss_limit_mb)?;
-        let tracing = match &config.cmplog_target {
-            // Mapped before the template is forked, for its children to write.
-            None => Tracing::InChildren(cmplog::shared_observer()?),
-            Some(target) => Tracing::SeparateBuild(target),
-        };
+        // The children's comparison log, mapped before the template is forked for them to
+        // write into (32 MiB, left unmapped when a `--cmplog` build traces).
+        let children_log = Tracer::target_traces_itself(config)
+            .then(cmplog::shared_observer)
+            .transpose()?;
         let template = Template::start(
             config.opts.timeout,
             config.opts.max_len,
@@ -68,41 +61,11 @@ impl ExecutionMode for Fork {
         )?;
         let mut executor =
             OomAware::new(FromTemplate::new(template.clone(), observers), oom.raised());
-        let only_ascii = config.opts.only_ascii;
-        match tracing {
-            Tracing::SeparateBuild(target) => {
-                let (tracer, _cmplog_map) = standalone::tracer(config, target)?;
-                let mut stages = engine::with_comparison_solving(
-                    calibration,
-                    generalization,
-                    tracer,
-                    only_ascii,
-                );
-                engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None)
-            }
-            Tracing::InChildren((children_log, _cmplog_map)) => {
-                let tracer = OomAware::new(
-                    FromTemplate::new(template, tuple_list!(children_log)),
-                    oom.raised(),
-                );
-                let mut stages = engine::with_comparison_solving(
-                    calibration,
-                    generalization,
-                    tracer,
-                    only_ascii,
-                );
-                engine::fuzz(&mut executor, &mut stages, fuzzer, state, mgr, config, None)
-            }
-        }
+        let tracer = Tracer::choose(config, Some(oom.raised()), || {
+            Ok(children_log.map(|log| Tracer::template(template, log, oom.raised())))
+        })?;
+        engine::fuzz(client, &mut executor, tracer, None)
     }
-}
-
-/// Who logs comparisons for the tracing stage: without `--cmplog` the children, into shared
-/// memory for the client to read (32 MiB, left unmapped with `--cmplog`); with it, the
-/// separate build.
-enum Tracing<'a> {
-    InChildren((ComparisonLog, SharedMemory)),
-    SeparateBuild(&'a TracerTarget),
 }
 
 /// The memory limit of fork mode's children: each child arms a CPU-time timer (one syscall;
@@ -190,7 +153,7 @@ extern "C" fn on_cpu_tick(_signal: libc::c_int) {
 
 /// Remaps the pages holding the target's counters as shared anonymous memory, keeping their
 /// contents. Once per client process, before the first fork.
-fn share_with_children(counters: &mut [u8]) -> Result<(), Error> {
+fn share_with_children(counters: CounterRegion) -> Result<(), Error> {
     let page = runtime_abi::page_size();
     let start = counters.as_mut_ptr();
     if !(start as usize).is_multiple_of(page) {
@@ -203,7 +166,7 @@ fn share_with_children(counters: &mut [u8]) -> Result<(), Error> {
     let saved = counters.to_vec();
     // SAFETY: the range is the counters' own pages (page-aligned start, padded end, see the
     // wrapper's linker script), so no other data is replaced; MAP_FIXED maps over them in
-    // place, and `counters` stays valid (same addresses, now shared).
+    // place, so the counters keep their addresses (now shared).
     let mapped = unsafe {
         libc::mmap(
             start.cast(),
@@ -220,6 +183,8 @@ fn share_with_children(counters: &mut [u8]) -> Result<(), Error> {
             std::io::Error::last_os_error()
         )));
     }
-    counters.copy_from_slice(&saved);
+    // SAFETY: the new mapping is writable and covers the counters' bytes, which `saved` does
+    // not overlap.
+    unsafe { std::ptr::copy_nonoverlapping(saved.as_ptr(), start, saved.len()) };
     Ok(())
 }

@@ -1,23 +1,34 @@
 //! Execution modes. Each is one implementation of [`ExecutionMode`], chosen once per campaign
 //! by [`of`]: what it checks before start, its coverage map, how it runs inputs (its
-//! executors and stages), whether its crashes are triaged, and how a finding is reproduced.
-//! Everything else is shared (`client.rs`, `engine.rs`).
+//! executors), whether its crashes are triaged, and how a finding is reproduced. Who traces
+//! comparisons is decided once for all of them (`tracer.rs`); the stages and the fuzzing loop
+//! are the engine's (`engine/`), the client's wiring the campaign's (`campaign/client.rs`).
+//!
+//! Files: one per mode (`direct.rs`, `reset.rs`, `fork.rs`, `standalone/`), what the
+//! in-process modes share (`in_process.rs`, with the watched executor of `watchdog.rs`), fork
+//! mode's template process (`template.rs`), out-of-memory executions (`oom.rs`). Uses
+//! `engine/` and the layers below it, never `campaign/`.
 
 mod direct;
 mod fork;
+mod in_process;
 mod oom;
 mod reset;
 mod standalone;
 mod template;
+#[cfg(test)]
+mod tests;
+mod tracer;
 mod watchdog;
 
 use libafl::Error;
 
 use crate::{
-    engine::{Client, FuzzConfig, TracerTarget},
+    config::{FuzzConfig, TracerTarget},
+    engine::Client,
     options::{FuzzOptions, Mode},
-    reproduce::Reproduce,
-    types::{EdgesObserver, SharedMemory},
+    target::reproduce::Reproduce,
+    types::{EdgesObserver, Observers, SharedMemory},
 };
 
 /// The coverage observer, and the shared memory it reads when the map is not the process's
@@ -62,8 +73,8 @@ pub trait ExecutionMode: Sync {
     /// The coverage map's observer, once per client process.
     fn coverage(&self, config: &FuzzConfig) -> Result<Coverage, Error>;
 
-    /// Builds the executors and stages, and fuzzes.
-    fn fuzz(&self, client: Client<'_>) -> Result<(), Error>;
+    /// Builds the executors (the fuzzing one over `observers`) and fuzzes with them.
+    fn fuzz(&self, client: Client<'_>, observers: Observers) -> Result<(), Error>;
 }
 
 /// Checks the `--cmplog` build before start: it runs, reports its map size and logs
@@ -73,7 +84,7 @@ pub fn check_cmplog_target(
     opts: &FuzzOptions,
 ) -> Result<Option<TracerTarget>, String> {
     mode.cmplog_command(opts)
-        .map(standalone::check_tracer_target)
+        .map(tracer::check_tracer_target)
         .transpose()
 }
 

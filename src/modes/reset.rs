@@ -5,20 +5,19 @@
 use libafl::{executors::ExitKind, inputs::BytesInput, Error};
 
 use super::{
-    direct::{self, fuzz_in_process},
+    direct::Direct,
+    in_process::{fuzz_in_process, linked_harness_map_size, run_recorded},
     Coverage, ExecutionMode,
 };
 use crate::{
-    engine::{Client, FuzzConfig},
-    harness,
-    options::FuzzOptions,
+    config::FuzzConfig, engine::Client, options::FuzzOptions, target::harness, types::Observers,
 };
 
 pub struct Reset;
 
 impl ExecutionMode for Reset {
     fn check(&self, opts: &FuzzOptions) -> Result<usize, String> {
-        direct::linked_harness_map_size(opts)
+        linked_harness_map_size(opts)
     }
     fn warning(&self, opts: &FuzzOptions) -> Option<String> {
         (!harness::has_reset_hook()).then(|| {
@@ -33,16 +32,16 @@ impl ExecutionMode for Reset {
         true
     }
     fn coverage(&self, config: &FuzzConfig) -> Result<Coverage, Error> {
-        direct::Direct.coverage(config)
+        Direct.coverage(config)
     }
-    fn fuzz(&self, client: Client<'_>) -> Result<(), Error> {
+    fn fuzz(&self, client: Client<'_>, observers: Observers) -> Result<(), Error> {
         let restart_every = client.config.opts.restart_every;
-        fuzz_in_process(client, run_then_reset, Some(restart_every))
+        fuzz_in_process(client, observers, run_then_reset, Some(restart_every))
     }
 }
 
 fn run_then_reset(input: &BytesInput) -> ExitKind {
-    let exit = direct::run_recorded(input);
+    let exit = run_recorded(input);
     harness::reset();
     exit
 }

@@ -24,7 +24,10 @@ use libafl::{
 };
 use libafl_bolts::tuples::RefIndexable;
 
-use crate::{harness, isolated::arm_timeout, shmem::SharedPages};
+use crate::{
+    platform::shmem::SharedPages,
+    target::{harness, isolated::arm_timeout},
+};
 
 unsafe extern "C" {
     /// libafl_targets' switch for comparison logging (its observer sets it in the client).

@@ -36,8 +36,10 @@ use libafl_bolts::{
     tuples::RefIndexable,
 };
 
-use super::direct::HarnessFn;
 use crate::types::{ClientFuzzer, Mgr, State};
+
+/// How an in-process executor runs one input.
+pub type HarnessFn = fn(&BytesInput) -> ExitKind;
 
 /// The number of the input in the harness; 0: none.
 static RUNNING: AtomicU64 = AtomicU64::new(0);
@@ -146,6 +148,10 @@ impl<OT> HasInProcessHooks<BytesInput, State> for WatchedExecutor<OT> {
 
 /// The watched executor's timeout handler: LibAFL's, if the input the watchdog timed out is
 /// still running (a signal that crossed the input's end is dropped, not blamed on the next).
+///
+/// # Safety
+/// Called by LibAFL's signal handling as it calls its own handlers: in the fuzzing thread, with
+/// `data` LibAFL's global handler data.
 unsafe fn on_timeout(
     signal: Signal,
     info: &mut libc::siginfo_t,
@@ -171,6 +177,9 @@ fn libafl(slot: &AtomicPtr<c_void>) -> SignalHandlerFn {
 /// Our handlers stay in place between inputs, where LibAFL's would take a fault of the fuzzer
 /// itself (an allocation failure's abort) for a bug to wait on, reading "QUIT" from stdin:
 /// there the signal kills the process, as it would without handlers, and the client restarts.
+///
+/// # Safety
+/// As [`on_timeout`].
 unsafe fn on_crash(
     signal: Signal,
     info: &mut libc::siginfo_t,

@@ -19,7 +19,9 @@ use libafl_bolts::{current_time, ClientId, Error};
 
 pub use stats::Snapshot;
 
-use crate::{learned_tokens::LEARNED_TOKENS_STAT, output, reproduce::Reproduce};
+use crate::{
+    cmplog::learned_tokens::LEARNED_TOKENS_STAT, platform::output, target::reproduce::Reproduce,
+};
 
 /// Name of the user statistic in which the coverage feedback (`novelty`) reports the map.
 pub const EDGES_STAT: &str = "edges";

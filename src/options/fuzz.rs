@@ -23,6 +23,21 @@ pub enum Mode {
     Persistent,
 }
 
+impl Mode {
+    /// The value of `--mode` that names this mode.
+    pub fn name(self) -> String {
+        self.to_possible_value()
+            .map(|value| value.get_name().to_string())
+            .unwrap_or_default()
+    }
+
+    /// Out of process: the mode fuzzes a standalone target given after `--` instead of the
+    /// harness linked into this binary.
+    pub const fn runs_standalone_target(self) -> bool {
+        matches!(self, Self::Forkserver | Self::Persistent)
+    }
+}
+
 #[derive(Debug, Clone, Args)]
 pub struct FuzzOptions {
     /// Execution mode.

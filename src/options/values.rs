@@ -8,7 +8,7 @@ use std::{
 
 use libafl_bolts::core_affinity::{get_core_ids, Cores};
 
-use crate::errors::error_text;
+use crate::platform::errors::error_text;
 
 /// `--cores`: `0-7`, `0,2,4` or `all`, every core existing on this machine.
 pub fn parse_cores(list: &str) -> Result<Cores, String> {

@@ -1,6 +1,7 @@
 //! Saving crashes and hangs: the state's solutions corpus, the one writer of `crashes/`,
-//! `hangs/` and `crashes-flaky/` (as libFuzzer's artifacts are written by LibAFL's
-//! `ArtifactCorpus`, beside the feedback that decides).
+//! `hangs/`, `ooms/` and `crashes-flaky/` (as libFuzzer's artifacts are written by LibAFL's
+//! `ArtifactCorpus`, beside the feedback that decides), and of the input a client was running
+//! when it was killed from outside ([`save_killed_clients_input`], for the restarter).
 
 use std::{
     cell::RefCell,
@@ -16,7 +17,7 @@ use libafl::{
 use serde::{Deserialize, Serialize};
 
 use super::{SolutionKind, Triage};
-use crate::{harness, output};
+use crate::{platform::output, target::harness};
 
 /// Writes each solution the objective accepted to the output directory, then keeps it in
 /// memory (solutions are few: one per new coverage). Lives in the fuzzer state, so a restarted
@@ -148,6 +149,26 @@ impl<I: HasTargetBytes> Corpus<I> for SolutionsOnDisk<I> {
     fn store_input_from(&self, testcase: &Testcase<I>) -> Result<(), Error> {
         self.saved.store_input_from(testcase)
     }
+}
+
+/// Saves the input a client was running when it was killed from outside (`kill -9`, the
+/// kernel's OOM killer, the RSS limit), which its restarter read back: to `ooms/` when it died
+/// for memory, else `crashes/`, named by its content like every finding. Returns where, and
+/// whether it is new there.
+pub fn save_killed_clients_input(
+    out: &Path,
+    oom: bool,
+    input: &[u8],
+) -> io::Result<(PathBuf, bool)> {
+    let dir = if oom {
+        output::ooms_dir(out)
+    } else {
+        output::crashes_dir(out)
+    };
+    let path = dir.join(output::input_name(input));
+    let new = !path.exists();
+    output::write_atomic(&path, input)?;
+    Ok((path, new))
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use libafl::executors::ExitKind;
 use serde::{Deserialize, Serialize};
 
-pub use corpus::SolutionsOnDisk;
+pub use corpus::{save_killed_clients_input, SolutionsOnDisk};
 pub use feedback::NewSolutions;
 pub use filter::SkipKnownSolutions;
 pub use triage::Triage;
@@ -78,14 +78,14 @@ impl KnownSolutions {
 pub fn remember_saved(state: &mut impl libafl::HasMetadata, out: &std::path::Path) {
     let known = state.metadata_or_insert_with(KnownSolutions::default);
     let dirs = [
-        crate::output::crashes_dir(out),
-        crate::output::flaky_crashes_dir(out),
-        crate::output::hangs_dir(out),
-        crate::output::ooms_dir(out),
+        crate::platform::output::crashes_dir(out),
+        crate::platform::output::flaky_crashes_dir(out),
+        crate::platform::output::hangs_dir(out),
+        crate::platform::output::ooms_dir(out),
     ];
     for file in dirs
         .iter()
-        .flat_map(|dir| crate::output::visible_entries(dir))
+        .flat_map(|dir| crate::platform::output::visible_entries(dir))
     {
         let name = file.file_name().unwrap_or_default().to_string_lossy();
         if let Ok(hash) = u64::from_str_radix(&name, 16) {

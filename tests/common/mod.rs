@@ -152,6 +152,7 @@ impl Campaign {
 
     /// Sends `signal` to the fuzzer process (as Ctrl-C or `kill` would) and waits for it.
     pub fn stop_with(&mut self, signal: i32) -> ExitStatus {
+        // SAFETY: kill(2) on the fuzzer process this test started.
         unsafe {
             libc::kill(self.pid(), signal);
         }
@@ -186,10 +187,12 @@ impl Drop for Campaign {
         // Whatever happened in the test, leave nothing running: the campaign's own process
         // group, then the command's.
         for group in children(self.pid()) {
+            // SAFETY: kill(2) on a process group of the campaign this test started.
             unsafe {
                 libc::kill(-group, libc::SIGKILL);
             }
         }
+        // SAFETY: kill(2) on the process group of the command this test started.
         unsafe {
             libc::kill(-self.pid(), libc::SIGKILL);
         }
@@ -200,7 +203,7 @@ impl Drop for Campaign {
 
 /// `fuzzer_stats` as a map.
 pub fn stats(out: &Path) -> HashMap<String, String> {
-    lafuzz::output::parse_fuzzer_stats(
+    lafuzz::platform::output::parse_fuzzer_stats(
         &fs::read_to_string(out.join("fuzzer_stats")).unwrap_or_default(),
     )
 }
@@ -229,6 +232,7 @@ pub fn run_limited(mut command: Command, limit: Duration) -> Output {
     let start = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if start.elapsed() > limit {
+            // SAFETY: kill(2) on the process group of the command this test started.
             unsafe {
                 libc::kill(-(child.id() as i32), libc::SIGKILL);
             }
@@ -265,7 +269,7 @@ pub fn assert_one_line_error(binary: &Path, args: &[&str], expect: &str) {
 
 /// Saved inputs (non-hidden files) in a directory.
 pub fn inputs(dir: &Path) -> Vec<PathBuf> {
-    lafuzz::output::visible_entries(dir)
+    lafuzz::platform::output::visible_entries(dir)
 }
 
 /// The first saved input in `dir` whose bytes start with `prefix`.

@@ -60,13 +60,13 @@ pub fn map_size(target: &[String]) -> Result<usize, String> {
 /// True when `program` was built by our `libafl_cc --standalone` (its runtime can log
 /// comparisons); AFL++'s builds cannot, and get no tracing fork server.
 pub fn logs_comparisons(program: &str) -> bool {
-    mentions(program, crate::runtime_abi::cmplog_shm_env())
+    mentions(program, crate::target::runtime_abi::cmplog_shm_env())
 }
 
 /// True when `program`'s runtime (ours) answers the fuzzer itself between persistent inputs
 /// once told the timeout signal.
 pub fn answers_directly(program: &str) -> bool {
-    mentions(program, crate::runtime_abi::timeout_signal_env())
+    mentions(program, crate::target::runtime_abi::timeout_signal_env())
 }
 
 /// True when `program`'s file holds `name` (a variable its runtime reads).
