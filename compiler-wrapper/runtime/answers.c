@@ -79,7 +79,6 @@ void lafuzz_answer_and_take_the_go(pid_t own_pid) {
   if (lafuzz_write_u32((uint32_t)own_pid) < 0) _exit(0);
 }
 
-
 // The fork server, before it forks a child (0) and once it has written the child's pid (1).
 void lafuzz_pid_reported(int reported) {
   if (pid_reported) __atomic_store_n(pid_reported, reported, __ATOMIC_RELEASE);

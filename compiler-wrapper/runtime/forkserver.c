@@ -1,6 +1,6 @@
 // lafuzz standalone runtime, the fork server: runs the target's inputs. Linked (with answers.c,
-// protocol.c, memory.c, cmplog.c, compare.c and sanitizers.c) by `libafl_cc --standalone` instead of the in-process fuzzer, it
-// makes an ordinary executable that
+// protocol.c, memory.c, cmplog.c, compare.c and sanitizers.c) by `libafl_cc --standalone`
+// instead of the in-process fuzzer, it makes an ordinary executable that
 //   - run by hand (`./target FILE...`, or stdin), runs each input once: how users reproduce;
 //   - run by a fuzzer, speaks AFL++'s fork server protocol (version 1 of the "new" model, as
 //     LibAFL's ForkserverExecutor and afl-fuzz expect) on fds 198/199, with the coverage map
@@ -12,7 +12,6 @@
 // crashing or hanging input covered is in the map too.
 #define _GNU_SOURCE
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -38,12 +38,11 @@ pub fn linked_harness_map_size(opts: &FuzzOptions) -> Result<usize, String> {
 
 /// An observer over the target's inline 8-bit counters, bucketed into AFL hit counts.
 pub fn counters_observer(counters: CounterRegion) -> EdgesObserver {
+    let (start, len) = (counters.as_mut_ptr(), counters.len());
     // SAFETY: the counters are static, so they stay valid and in place while the observer
     // points at them; they are handed out once per process, so this observer is the only one;
     // the instrumented code writes them only while an input runs, when the observer does not
     // read them.
-    let (start, len) = (counters.as_mut_ptr(), counters.len());
-    // SAFETY: see above.
     let map = unsafe { StdMapObserver::from_mut_ptr("edges", start, len) };
     HitcountsObserver::new(map)
         .track_indices()
