@@ -1,5 +1,5 @@
-//! Compiles the C shim that looks up the harness's optional hooks (weak symbols Rust cannot
-//! declare on stable) and holds the in-process switch hook, and the standalone runtime's
+//! Compiles the C shims that look up the harness's optional hooks and the sanitizers' interface
+//! (weak symbols Rust cannot declare on stable) and hold the in-process switch hook, and the standalone runtime's
 //! constants for `runtime_abi` (read from the runtime's header,
 //! `compiler-wrapper/runtime/lafuzz_runtime.h`, their one home). Sets the
 //! `aflpp` cfg when AFL++'s `afl-clang-fast` is installed: tests that need it are ignored,
@@ -17,8 +17,10 @@ fn main() {
 
     println!("cargo:rerun-if-changed=src/target/hooks.c");
     println!("cargo:rerun-if-changed=compiler-wrapper/runtime/cmplog_log.h");
+    println!("cargo:rerun-if-changed=src/target/sanitizers.c");
     cc::Build::new()
         .file("src/target/hooks.c")
+        .file("src/target/sanitizers.c")
         .include("compiler-wrapper/runtime")
         .compile("lafuzz_hooks");
 

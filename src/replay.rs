@@ -1,6 +1,6 @@
 //! The `replay` command: runs inputs in a fresh child process and reports what happened, so
-//! one crashing input does not hide the others. Exit status: 1 if anything crashed or ran out
-//! of memory, else 2 if anything timed out or exited, else 0.
+//! one crashing input does not hide the others. Exit status: 1 if anything crashed, ran out
+//! of memory or leaked, else 2 if anything timed out or exited, else 0.
 
 use std::{
     fs,
@@ -24,13 +24,16 @@ fn describe(outcome: Outcome, timeout: Duration) -> String {
         Outcome::OutOfMemory(0) => "OUT-OF-MEMORY (an allocation over the malloc limit)".into(),
         Outcome::OutOfMemory(mb) => format!("OUT-OF-MEMORY ({mb} MiB resident)"),
         Outcome::Exit(code) => format!("EXIT (the target called exit({code}))"),
+        Outcome::Leak => "LEAK (LeakSanitizer's report above)".into(),
     }
 }
 
 pub fn run(opts: &ReplayOptions) -> Result<i32, String> {
     let timeout = opts.timeout;
-    harness::initialize();
-    harness::set_malloc_limit(opts.malloc_limit_mb.unwrap_or(opts.rss_limit_mb));
+    harness::set_up(
+        opts.malloc_limit_mb.unwrap_or(opts.rss_limit_mb),
+        !opts.no_detect_leaks,
+    );
     let limits = Limits {
         timeout,
         rss_limit_mb: opts.rss_limit_mb,
@@ -67,10 +70,12 @@ pub fn run(opts: &ReplayOptions) -> Result<i32, String> {
         println!("{} input(s), {failed} failed", outcomes.len());
     }
     Ok(
-        if outcomes
-            .iter()
-            .any(|o| matches!(o, Outcome::Crash(_) | Outcome::OutOfMemory(_)))
-        {
+        if outcomes.iter().any(|o| {
+            matches!(
+                o,
+                Outcome::Crash(_) | Outcome::OutOfMemory(_) | Outcome::Leak
+            )
+        }) {
             1
         } else if failed > 0 {
             2

@@ -4,7 +4,7 @@
 use libafl::{
     corpus::InMemoryOnDiskCorpus,
     events::LlmpRestartingEventManager,
-    feedbacks::MapIndexesMetadata,
+    feedbacks::{CombinedFeedback, LogicEagerOr, MapIndexesMetadata, MaxMapFeedback},
     fuzzer::StdFuzzer,
     inputs::{BytesInput, BytesInputConverter},
     observers::{ExplicitTracking, StdMapObserver},
@@ -30,14 +30,22 @@ pub type EdgesMap = HitcountsObserver<CountersMap>;
 /// Tracking the indices each entry covers (the minimizer's favored entries) and the counters
 /// it raised (generalization).
 pub type EdgesObserver = ExplicitTracking<EdgesMap, true, true>;
+/// Value profile (`--value-profile`): for each comparison site, the most operand bits found
+/// equal in one run (see `target/comparison_hooks.rs`); an empty map when it is off.
+pub type ValueProfileMap = StdMapObserver<'static, u8, false>;
 /// The observers of every fuzzing executor (tracing executors have their own).
-pub type Observers = (EdgesObserver, ());
+pub type Observers = (EdgesObserver, (ValueProfileMap, ()));
 pub type SharedMemory = <SelfCleaningShMemProvider as ShMemProvider>::ShMem;
 pub type State =
     StdState<InMemoryOnDiskCorpus<BytesInput>, BytesInput, StdRand, SolutionsOnDisk<BytesInput>>;
 pub type Mgr =
     LlmpRestartingEventManager<(), BytesInput, State, SharedMemory, SelfCleaningShMemProvider>;
-pub type CoverageFeedback = NewCoverageFeedback<EdgesObserver, CountersMap>;
+/// New coverage, or (value profile) a comparison come closer than before.
+pub type CoverageFeedback = CombinedFeedback<
+    NewCoverageFeedback<EdgesObserver, CountersMap>,
+    MaxMapFeedback<ValueProfileMap, ValueProfileMap>,
+    LogicEagerOr,
+>;
 pub type Objective = NewSolutions<EdgesObserver, EdgesMap>;
 pub type Scheduler = CullOnChange<
     WeightedScheduler<EdgesObserver, BoundedSpeedWeight, EdgesMap>,

@@ -200,7 +200,9 @@ fn hook_calls(block: &str) -> usize {
 }
 
 fn flag_loads(block: &str) -> usize {
-    block.matches("load i8, ptr @libafl_cmplog_enabled").count()
+    block
+        .matches("load i8, ptr @lafuzz_comparison_hooks_on")
+        .count()
 }
 
 /// `one` makes one comparison; `many` makes a loop's, two constants' and a switch's.

@@ -12,7 +12,7 @@ use std::{
     time::Duration,
 };
 
-use common::{fuzzer, root, run, run_limited, TempDir};
+use common::{fuzzer, root, run, run_limited, text, TempDir};
 
 /// The crashme harness built with libFuzzer itself, the control.
 fn libfuzzer_build(dir: &Path) -> PathBuf {
@@ -28,15 +28,8 @@ fn libfuzzer_build(dir: &Path) -> PathBuf {
     binary
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
-}
-
-fn drive_with_clusterfuzz(target: &Path, work: &Path) -> String {
+/// ClusterFuzz's steps on `target` from `seeds`; `extra`: `drive.py`'s optional argument.
+fn drive_with_clusterfuzz(target: &Path, work: &Path, seeds: &Path, extra: &[&str]) -> String {
     let python = root().join("target/clusterfuzz-venv/bin/python");
     assert!(
         python.exists(),
@@ -48,7 +41,8 @@ fn drive_with_clusterfuzz(target: &Path, work: &Path) -> String {
         .arg(root().join("tests/clusterfuzz/drive.py"))
         .arg(target)
         .arg(work)
-        .arg(root().join("corpus/crashme"));
+        .arg(seeds)
+        .args(extra);
     let out = run_limited(command, Duration::from_secs(600));
     let log = text(&out);
     assert!(out.status.success(), "{}: {log}", target.display());
@@ -60,7 +54,8 @@ fn clusterfuzz_engine_runs_all_five_steps_on_ours_and_on_libfuzzer() {
     let tmp = TempDir::new("clusterfuzz");
     let control = libfuzzer_build(tmp.path());
     for target in [fuzzer("crashme"), control] {
-        let log = drive_with_clusterfuzz(&target, &tmp.path().join("work"));
+        let work = tmp.path().join("work");
+        let log = drive_with_clusterfuzz(&target, &work, &root().join("corpus/crashme"), &[]);
         for step in [
             "prepare",
             "fuzz",
@@ -69,6 +64,39 @@ fn clusterfuzz_engine_runs_all_five_steps_on_ours_and_on_libfuzzer() {
             "minimize_corpus",
         ] {
             assert!(log.contains(&format!("PASS {step}\n")), "{step}: {log}");
+        }
+    }
+}
+
+#[test]
+fn clusterfuzz_engine_reports_a_leak_as_a_crash_and_reproduces_it_on_ours_and_on_libfuzzer() {
+    let tmp = TempDir::new("clusterfuzz-leak");
+    let seeds = tmp.seeds(&[("seed", "xxxx")]);
+    let leak = root().join("harnesses/leak/leak.c");
+    let builds = [
+        (
+            root().join("target/release/libafl_cc"),
+            "-fsanitize=address",
+            "ours",
+        ),
+        ("clang-19".into(), "-fsanitize=fuzzer,address", "control"),
+    ];
+    for (compiler, flag, name) in builds {
+        let target = tmp.path().join(name);
+        let built = Command::new(compiler)
+            .args(["-O1", "-g", flag])
+            .arg(&leak)
+            .arg("-o")
+            .arg(&target)
+            .status()
+            .unwrap();
+        assert!(built.success(), "building {name} failed");
+        let log = drive_with_clusterfuzz(&target, &tmp.path().join("work"), &seeds, &["leak"]);
+        for step in ["prepare", "fuzz", "reproduce"] {
+            assert!(
+                log.contains(&format!("PASS {step}\n")),
+                "{name}, {step}: {log}"
+            );
         }
     }
 }

@@ -3,8 +3,9 @@
 // SanitizerCoverage's trace-cmp calls a hook before every integer comparison and switch; outside
 // tracing runs the hook returns at once, but the call itself (and the registers it clobbers in
 // hot loops) halved the speed of comparison-heavy targets. This pass runs after
-// SanitizerCoverage and tests the runtime's tracing flag (`libafl_cmplog_enabled`, one byte,
-// set only for tracing runs and never changed while the target's code runs) in one of two ways:
+// SanitizerCoverage and tests the runtime's hooks flag (`lafuzz_comparison_hooks_on`, one byte,
+// set for tracing runs, and for every run with value profile on; never changed while the
+// target's code runs) in one of two ways:
 // - a function with several hooks is split in two: a copy with the hooks, and the original
 //   without them, which tests the flag once on entry and, in tracing runs, jumps to the copy.
 //   The common path then runs the code as compiled without comparison logging (same coverage
@@ -29,9 +30,10 @@ using namespace llvm;
 
 namespace {
 
-// The byte both runtimes (in-process: libafl_targets; standalone: runtime/cmplog.c) set to 1
-// for the duration of a tracing run.
-constexpr const char *TRACING_FLAG = "libafl_cmplog_enabled";
+// The byte both runtimes (in-process: src/target/hooks.c; standalone: runtime/cmplog.c) set to 1
+// for the duration of a tracing run, and the in-process one for every run with value profile
+// on (its hooks then record comparison distances, see src/target/comparison_hooks.rs).
+constexpr const char *TRACING_FLAG = "lafuzz_comparison_hooks_on";
 
 // SanitizerCoverage's switch hook, and ours that replaces it (same arguments).
 constexpr const char *SANCOV_SWITCH_HOOK = "__sanitizer_cov_trace_switch";

@@ -11,8 +11,9 @@
 
 cmplog_map *lafuzz_cmplog;
 
-// The tracing flag that the cmp-guard pass (compiler-wrapper/pass) tests before each hook call,
-// under the name the in-process runtime (libafl_targets) gives it: 1 once the log is mapped.
+// The flag that the cmp-guard pass (compiler-wrapper/pass) tests before each hook call: 1 once
+// the log is mapped. Objects from before the flag's rename test libafl_cmplog_enabled.
+uint8_t lafuzz_comparison_hooks_on;
 uint8_t libafl_cmplog_enabled;
 
 // The log's size as this runtime lays it out, for a fuzzer or a test to check against its own.
@@ -24,6 +25,7 @@ int lafuzz_cmplog_attach(void) {
   void *seg = shmat(atoi(id), NULL, 0);
   if (seg == (void *)-1) return -1;
   lafuzz_cmplog = seg;
+  lafuzz_comparison_hooks_on = 1;
   libafl_cmplog_enabled = 1;
   return 0;
 }

@@ -5,6 +5,8 @@
 use libafl::{
     corpus::InMemoryOnDiskCorpus,
     events::ClientDescription,
+    feedback_or,
+    feedbacks::MaxMapFeedback,
     fuzzer::StdFuzzer,
     mutators::Tokens,
     schedulers::{powersched::PowerSchedule, IndexesLenTimeMinimizerScheduler, WeightedScheduler},
@@ -21,6 +23,7 @@ use crate::{
     modes::ExecutionMode,
     platform::output,
     solutions::{self, NewSolutions, SkipKnownSolutions, SolutionsOnDisk, Triage},
+    target::{comparison_hooks, harness},
     types::{Mgr, State},
 };
 
@@ -33,6 +36,8 @@ pub fn run(
     client: ClientDescription,
     config: &FuzzConfig,
 ) -> Result<(), Error> {
+    let client_id = client.id();
+    set_up_process(config)?;
     // Out of process, the map is shared memory handed to the target; keep it until the end.
     let (edges, _shared_map) = mode.coverage(config)?;
 
@@ -41,8 +46,10 @@ pub fn run(
     // schedule; the minimizer's length-times-time score sees no time on adding an entry and
     // favors the shortest input per edge (with the observer, sub-millisecond runs scored 0
     // in its whole milliseconds, so the first input to reach an edge stayed favored).
-    let mut feedback = NewCoverageFeedback::new(&edges);
-    let calibration = CalibrationStage::new(&feedback);
+    let value_profile = comparison_hooks::value_profile_observer();
+    let edges_feedback = NewCoverageFeedback::new(&edges);
+    let calibration = CalibrationStage::new(&edges_feedback);
+    let mut feedback = feedback_or!(edges_feedback, MaxMapFeedback::new(&value_profile));
     let generalization = config.grimoire.then(|| GeneralizationStage::new(&edges));
     let mut objective = NewSolutions::new(&edges);
 
@@ -93,6 +100,48 @@ pub fn run(
         calibration,
         generalization,
         config,
+        runs: config
+            .opts
+            .runs
+            .map(|runs| share_of_runs(runs, config.opts.clients(), client_id)),
     };
-    mode.fuzz(client, tuple_list!(edges))
+    mode.fuzz(client, tuple_list!(edges, value_profile))
+}
+
+/// What this client process sets up before it observes anything: the target's output silenced
+/// (libFuzzer's `-close_fd_mask`) and value profile on, as asked.
+fn set_up_process(config: &FuzzConfig) -> Result<(), Error> {
+    let (stdout, stderr) = config.opts.silence;
+    if stdout || stderr {
+        harness::silence_output(stdout, stderr)
+            .map_err(|e| Error::os_error(e, "cannot silence the target's output"))?;
+    }
+    if config.opts.value_profile {
+        comparison_hooks::enable_value_profile();
+    }
+    Ok(())
+}
+
+/// Client `id`'s share of `runs` executions among `clients`: the whole campaign runs `runs`
+/// (at least one each).
+fn share_of_runs(runs: u64, clients: usize, id: usize) -> u64 {
+    let clients = clients.max(1) as u64;
+    let extra = u64::from((id as u64 % clients) < runs % clients);
+    (runs / clients + extra).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::share_of_runs;
+
+    #[test]
+    fn the_clients_shares_add_up_to_the_runs() {
+        for (runs, clients) in [(10, 3), (1000, 8), (7, 1), (5, 5)] {
+            let total: u64 = (0..clients)
+                .map(|id| share_of_runs(runs, clients, id))
+                .sum();
+            assert_eq!(total, runs, "{runs} runs on {clients} clients");
+        }
+        assert_eq!(share_of_runs(2, 4, 3), 1, "every client runs at least once");
+    }
 }

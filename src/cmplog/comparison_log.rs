@@ -19,7 +19,9 @@ use libafl::{
     Error, HasMetadata,
 };
 use libafl_bolts::Named;
-use libafl_targets::{CmpLogObserver, CMPLOG_ENABLED, CMPLOG_MAP_W};
+use libafl_targets::{CmpLogObserver, CMPLOG_MAP_W};
+
+use crate::target::comparison_hooks;
 
 /// One header of the log (hits, shape, kind), as `libafl_targets` lays it out.
 type Header = u32;
@@ -94,17 +96,19 @@ impl<I, S: HasMetadata> Observer<I, S> for ComparisonLog {
                 for index in hit {
                     headers[index] = 0;
                 }
-                // SAFETY: the client is single-threaded; the hooks read the flag.
-                unsafe { CMPLOG_ENABLED = 1 };
+                comparison_hooks::set_tracing(true);
                 Ok(())
             }
-            None => self.inner.pre_exec(state, input),
+            None => {
+                self.inner.pre_exec(state, input)?;
+                comparison_hooks::set_tracing(true);
+                Ok(())
+            }
         }
     }
 
     fn post_exec(&mut self, state: &mut S, _input: &I, _exit_kind: &ExitKind) -> Result<(), Error> {
-        // SAFETY: as in `pre_exec`.
-        unsafe { CMPLOG_ENABLED = 0 };
+        comparison_hooks::set_tracing(false);
         let hit = hit_headers(self.headers());
         let map = self.inner.cmp_map();
         let meta = state.metadata_or_insert_with(CmpValuesMetadata::new);
@@ -119,6 +123,8 @@ impl<I, S: HasMetadata> Observer<I, S> for ComparisonLog {
 
 #[cfg(test)]
 mod tests {
+    use libafl_targets::CMPLOG_ENABLED;
+
     use super::*;
 
     #[test]

@@ -7,7 +7,8 @@
 //!
 //! Files: the comparison log observer (`comparison_log.rs`), input-to-state replacement
 //! (`i2s/`, with the search of `window_search.rs`), tokens learned from comparisons
-//! (`learned_tokens.rs`). Uses `mutators/` (`--only-ascii`), `types.rs` and `platform/`.
+//! (`learned_tokens.rs`). Uses `mutators/` (`--only-ascii`), `types.rs`, `target/` (when the
+//! comparison hooks run) and `platform/`.
 
 pub mod comparison_log;
 mod i2s;

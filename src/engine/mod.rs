@@ -4,7 +4,7 @@
 //! [`fuzz`] once.
 //!
 //! Uses what the loop is made of (`cmplog/`, `mutators/`, `solutions/`, `types.rs`,
-//! `config.rs`, `platform/`), never `modes/` or `campaign/` above it.
+//! `target/`, `config.rs`, `platform/`), never `modes/` or `campaign/` above it.
 
 pub mod saved_state;
 mod stages;
@@ -28,6 +28,7 @@ use crate::{
     config::FuzzConfig,
     platform::output::collect_files,
     solutions,
+    target::leaks,
     types::{Calibration, ClientFuzzer, Generalization, Mgr, Observers, State},
 };
 
@@ -47,6 +48,8 @@ pub struct Client<'a> {
     /// Present with [`FuzzConfig::grimoire`].
     pub generalization: Option<Generalization>,
     pub config: &'a FuzzConfig,
+    /// This client's share of `--runs`: it stops after that many executions.
+    pub runs: Option<u64>,
 }
 
 /// Adds tokens (a standalone target's autotokens) to the client's dictionary.
@@ -134,6 +137,7 @@ where
         calibration,
         generalization,
         config,
+        runs,
     } = client;
     let mut stages = stages::stages(calibration, generalization, tracer, config.opts.only_ascii);
     let stages = &mut stages;
@@ -157,11 +161,7 @@ where
                 saved_state::save(state, &queue_dir)?;
             }
         }
-        if config
-            .opts
-            .runs
-            .is_some_and(|runs| *state.executions() >= runs)
-        {
+        if runs.is_some_and(|runs| *state.executions() >= runs) {
             mgr.report_progress(state)?;
             mgr.send_exiting()?;
             // Our messages live in shared memory that goes away with this process: wait until
@@ -170,7 +170,10 @@ where
             mgr.await_restart_safe();
             return Ok(());
         }
-        if restart_every.is_some_and(|n| *state.executions() - started_at >= n) {
+        // A process that found a leak looks for no more (see `target/leaks.rs`).
+        if restart_every.is_some_and(|n| *state.executions() - started_at >= n)
+            || leaks::time_to_replace_process()
+        {
             // The restarting manager starts a fresh process with the state saved here.
             mgr.on_restart(state)?;
             std::process::exit(0);

@@ -21,6 +21,7 @@ use libafl_bolts::tuples::{tuple_list, Merge};
 use crate::{
     cmplog::{self, learned_tokens},
     mutators::{
+        custom::{self, HarnessMutators},
         havoc::{PowerHavocStage, StackedMutations},
         only_ascii::OnlyAscii,
     },
@@ -57,7 +58,10 @@ where
     TE: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers,
     TE::Observers: ObserversTuple<BytesInput, State>,
 {
-    let text = generalization.is_some();
+    // A harness that mutates its inputs itself keeps their structure; mutations of the raw
+    // bytes (input-to-state replacement, Grimoire) would break it, as libFuzzer knows.
+    let custom = custom::harness_mutates();
+    let text = generalization.is_some() && !custom;
     let due = move |_: &mut ClientFuzzer, _: &mut E, state: &mut State, _: &mut Mgr| {
         let fuzzed = state.current_testcase()?.scheduled_count();
         Ok(comparison_solving_due(fuzzed, text))
@@ -67,7 +71,7 @@ where
             due,
             tuple_list!(
                 TracingStage::new(tracer),
-                cmplog::i2s_stage(only_ascii),
+                OptionalStage::new((!custom).then(|| tuple_list!(cmplog::i2s_stage(only_ascii)))),
                 learned_tokens::LearnTokensStage
             )
         ))
@@ -81,8 +85,8 @@ where
     )
 }
 
-/// Havoc and dictionary tokens, scheduled by power; `only_ascii`: see [`OnlyAscii`]; `text`:
-/// see [`StackedMutations`].
+/// Havoc and dictionary tokens (or the harness's own mutator, see [`HarnessMutators`]),
+/// scheduled by power; `only_ascii`: see [`OnlyAscii`]; `text`: see [`StackedMutations`].
 fn havoc_stage<E>(
     only_ascii: bool,
     text: bool,
@@ -91,7 +95,10 @@ where
     E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
 {
     PowerHavocStage::new(OnlyAscii::new(
-        StackedMutations::new(havoc_mutations().merge(tokens_mutations()), text),
+        HarnessMutators::new(StackedMutations::new(
+            havoc_mutations().merge(tokens_mutations()),
+            text,
+        )),
         only_ascii,
     ))
 }

@@ -25,6 +25,9 @@ pub struct Flags {
     pub close_fd_mask: u64,
     pub print_final_stats: bool,
     pub only_ascii: bool,
+    /// Look for leaks where LeakSanitizer is linked (libFuzzer's default).
+    pub detect_leaks: bool,
+    pub use_value_profile: bool,
     pub error_exitcode: i32,
     pub timeout_exitcode: i32,
     pub minimize_crash: bool,
@@ -60,6 +63,8 @@ impl Default for Flags {
             close_fd_mask: 0,
             print_final_stats: false,
             only_ascii: false,
+            detect_leaks: true,
+            use_value_profile: false,
             error_exitcode: 77,
             timeout_exitcode: 70,
             minimize_crash: false,
@@ -83,7 +88,6 @@ const NO_EFFECT: &[&str] = &[
     "verbosity",
     "reload",
     "report_slow_units",
-    "detect_leaks",
     "shrink",
     "reduce_inputs",
     "reduce_depth",
@@ -129,9 +133,6 @@ const NO_EFFECT: &[&str] = &[
     "analyze_dict",
     "output_corpus_dir",
 ];
-
-/// Flags whose behaviour this engine does not have: accepted with a note saying so.
-const NOT_SUPPORTED: &[&str] = &["use_value_profile"];
 
 fn number<T: std::str::FromStr>(name: &str, value: &str) -> Result<T, String> {
     value
@@ -183,6 +184,8 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             "close_fd_mask" => flags.close_fd_mask = number(name, value)?,
             "print_final_stats" => flags.print_final_stats = flag(name, value)?,
             "only_ascii" => flags.only_ascii = flag(name, value)?,
+            "detect_leaks" => flags.detect_leaks = flag(name, value)?,
+            "use_value_profile" => flags.use_value_profile = flag(name, value)?,
             "error_exitcode" => flags.error_exitcode = number(name, value)?,
             "timeout_exitcode" => flags.timeout_exitcode = number(name, value)?,
             "minimize_crash" => flags.minimize_crash = flag(name, value)?,
@@ -195,13 +198,6 @@ pub fn parse(args: &[String]) -> Result<Flags, String> {
             "help" => flags.help = flag(name, value)?,
             "ignore_remaining_args" => {}
             _ if NO_EFFECT.contains(&name) => {}
-            _ if NOT_SUPPORTED.contains(&name) => {
-                if flag(name, value).unwrap_or(true) {
-                    flags.notes.push(format!(
-                        "INFO: {arg} is not supported by this engine; ignored"
-                    ));
-                }
-            }
             _ => flags.notes.push(format!(
                 "WARNING: unrecognized flag '{arg}'; use -help=1 to list all flags"
             )),
@@ -233,7 +229,7 @@ Flags: (strictly in form -flag=value)
  len_control          100   Accepted; the engine controls input lengths itself.
  dict                 0     Use the dictionary file.
  seed                 0     Random seed (0: from the clock).
- artifact_prefix      0     Write fuzzing artifacts (crash, timeout, oom) as $(artifact_prefix)file.
+ artifact_prefix      0     Write fuzzing artifacts (crash, timeout, oom, leak) as $(artifact_prefix)file.
  exact_artifact_path  0     Write the single artifact on failure as $(exact_artifact_path).
  jobs                 0     Fuzz with this many workers (one campaign, cores joined by LLMP).
  workers              0     Number of cores for -jobs (0: min(jobs, cores/2)).
@@ -251,7 +247,8 @@ Flags: (strictly in form -flag=value)
  merge                0     If 1, merge the 2nd, 3rd, ... corpora into the 1st, keeping only
                             inputs that add coverage.
  merge_control_file   0     Control file of the merge, to resume it when killed.
- use_value_profile    0     Not supported; ignored.
+ use_value_profile    0     If 1, comparison operands' distance counts as coverage.
+ detect_leaks         1     If 1, and LeakSanitizer is linked (ASan or LSan), report memory leaks.
  only_ascii           0     If 1, generate only ASCII (printable and whitespace) inputs.
  help                 0     Print this help.
 ";
@@ -294,11 +291,13 @@ mod tests {
             "-foo=1",
             "-bar",
             "-use_value_profile=1",
+            "-detect_leaks=0",
         ]))
         .unwrap();
         assert_eq!((flags.runs, flags.timeout), (None, None));
         assert_eq!(flags.error_exitcode, 77);
-        assert_eq!(flags.notes.len(), 3, "{:?}", flags.notes);
+        assert!(flags.use_value_profile && !flags.detect_leaks);
+        assert_eq!(flags.notes.len(), 2, "{:?}", flags.notes);
         assert!(flags.notes[0].contains("unrecognized flag '-foo=1'"));
         assert!(parse(&args(&["-runs=x"])).unwrap_err().contains("-runs=x"));
         let rest = parse(&args(&["-ignore_remaining_args=1", "-runs=x"])).unwrap();

@@ -29,6 +29,8 @@ pub fn run(flags: &Flags) -> Result<i32, String> {
         Err(e) => return Err(e.render().to_string().lines().next().unwrap_or("").into()),
     };
     opts.empty_corpus_ok = true;
+    // Each client silences what the mask says (see `harness::silence_output`).
+    opts.silence = (flags.close_fd_mask & 1 != 0, flags.close_fd_mask & 2 != 0);
     if let Some(seed) = opts.seed {
         eprintln!("INFO: Seed: {seed}");
     }
@@ -102,8 +104,12 @@ fn native_command_line(flags: &Flags, work: &Path) -> Vec<String> {
     if flags.only_ascii {
         args.push("--only-ascii".into());
     }
-    if flags.close_fd_mask & 1 == 0 {
-        args.push("--show-output".into());
+    args.push("--show-output".into());
+    if !flags.detect_leaks {
+        args.push("--no-detect-leaks".into());
+    }
+    if flags.use_value_profile {
+        args.push("--value-profile".into());
     }
     args
 }

@@ -2,9 +2,10 @@
 //! OSS-Fuzz, ClusterFuzzLite, FuzzBench): a binary called with `-flag=value` arguments and
 //! paths, instead of one of our subcommands, behaves as libFuzzer 19 does, on our engine.
 //! - directories: fuzz them (`fuzz.rs`: our campaign, libFuzzer's output and artifacts);
-//! - files: run each once (or `-runs` times) and exit;
+//! - files: run each once (or `-runs` times) and exit (`files.rs`);
 //! - `-merge=1`, `-minimize_crash=1`, `-cleanse_crash=1`: our minimizers (`minimize/`).
 
+mod files;
 mod flags;
 mod fuzz;
 mod watch;
@@ -12,7 +13,7 @@ mod watch;
 use std::{
     fs,
     path::{Path, PathBuf},
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use clap::CommandFactory;
@@ -22,7 +23,7 @@ use crate::{
     options::Cli,
     target::{
         harness,
-        isolated::{self, Limits, Outcome},
+        isolated::{Limits, Outcome},
     },
 };
 pub use flags::Flags;
@@ -66,7 +67,7 @@ pub fn run(program: &str, args: &[String]) -> i32 {
     } else if flags.minimize_crash || flags.cleanse_crash {
         minimize_crash(&flags)
     } else if !flags.paths.is_empty() && flags.paths.iter().all(|p| p.is_file()) {
-        run_files(program, &flags)
+        files::run(program, &flags)
     } else {
         fuzz::run(&flags)
     };
@@ -108,11 +109,13 @@ impl Flags {
         missing.is_some()
     }
 
-    /// Before running inputs in this process's children: the target's initializer, and the
-    /// malloc limit (`-malloc_limit_mb`, else `-rss_limit_mb`, as libFuzzer).
+    /// Before running inputs in this process's children: the target's initializer, the malloc
+    /// limit (`-malloc_limit_mb`, else `-rss_limit_mb`, as libFuzzer), `-detect_leaks`.
     fn set_up_harness(&self) {
-        harness::initialize();
-        harness::set_malloc_limit(self.malloc_limit_mb.unwrap_or(self.rss_limit_mb));
+        harness::set_up(
+            self.malloc_limit_mb.unwrap_or(self.rss_limit_mb),
+            self.detect_leaks,
+        );
     }
 
     /// Reads an input, cut to `-max_len` as libFuzzer does.
@@ -151,6 +154,11 @@ fn report(outcome: Outcome, flags: &Flags) -> (&'static str, i32) {
             "out-of-memory",
             OOM_EXIT_CODE,
         ),
+        Outcome::Leak => {
+            // LeakSanitizer's report came first, from the process that ran the input.
+            eprintln!("INFO: to ignore leaks on libFuzzer side use -detect_leaks=0.");
+            return ("leak", flags.error_exitcode);
+        }
         Outcome::Exit(_) => (
             "crash",
             "fuzz target exited".into(),
@@ -179,42 +187,6 @@ fn write_artifact(flags: &Flags, kind: &str, bytes: &[u8]) -> Result<PathBuf, St
         path.display()
     );
     Ok(path)
-}
-
-/// Files as arguments: run each (`-runs` times) in a fresh child; stop at the first failure.
-fn run_files(program: &str, flags: &Flags) -> Result<i32, String> {
-    flags.set_up_harness();
-    let runs = flags.runs.unwrap_or(1).max(1) as usize;
-    eprintln!(
-        "{program}: Running {} inputs {runs} time(s) each.",
-        flags.paths.len()
-    );
-    let start = Instant::now();
-    for path in &flags.paths {
-        eprintln!("Running: {}", path.display());
-        let bytes = flags.read_input(path)?;
-        let began = Instant::now();
-        let (outcome, _) = isolated::run(&vec![bytes.as_slice(); runs], flags.limits(), false)?;
-        if outcome != Outcome::Ok {
-            let (_, code) = report(outcome, flags);
-            return Ok(code);
-        }
-        eprintln!(
-            "Executed {} in {} ms",
-            path.display(),
-            began.elapsed().as_millis()
-        );
-    }
-    eprintln!(
-        "***\n*** NOTE: fuzzing was not performed, you have only\n\
-         ***       executed the target code on a fixed set of inputs.\n***"
-    );
-    if flags.print_final_stats {
-        let secs = start.elapsed().as_secs_f64().max(0.001);
-        let units = (flags.paths.len() * runs) as u64;
-        watch::print_final_stats(units, (units as f64 / secs) as u64, 0, 0);
-    }
-    Ok(0)
 }
 
 /// `-minimize_crash=1` / `-cleanse_crash=1 FILE`: the result goes to `-exact_artifact_path`

@@ -194,7 +194,7 @@ impl<'a> Watcher<'a> {
         }
     }
 
-    /// Each new crash, hang or out-of-memory input: its artifact and libFuzzer's report; the
+    /// Each new crash, hang, out-of-memory or leaking input: its artifact and libFuzzer's report; the
     /// first ends the run unless `-fork` with the matching `-ignore_*` says go on.
     fn report_findings(&mut self) {
         let flags = self.flags;
@@ -214,6 +214,11 @@ impl<'a> Watcher<'a> {
                 output::ooms_dir(&self.work),
                 Outcome::OutOfMemory(flags.rss_limit_mb),
                 forked && flags.ignore_ooms,
+            ),
+            (
+                output::leaks_dir(&self.work),
+                Outcome::Leak,
+                forked && flags.ignore_crashes,
             ),
         ];
         for (dir, outcome, go_on) in kinds {

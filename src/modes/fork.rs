@@ -26,7 +26,7 @@ use crate::{
     platform::shmem::SharedPages,
     target::{
         harness::{self, CounterRegion},
-        memory, runtime_abi,
+        leaks, memory, runtime_abi,
     },
     types::Observers,
 };
@@ -48,6 +48,9 @@ impl ExecutionMode for Fork {
     fn fuzz(&self, client: Client<'_>, observers: Observers) -> Result<(), Error> {
         harness::initialize();
         let config = client.config;
+        // Each child checks its own input (see `template.rs`); the hooks are installed here,
+        // before the template is forked.
+        leaks::enable(!config.opts.no_detect_leaks);
         let oom = OomFlag::new(config.opts.rss_limit_mb)?;
         // The children's comparison log, mapped before the template is forked for them to
         // write into (32 MiB, left unmapped when a `--cmplog` build traces).

@@ -17,7 +17,10 @@ use crate::{
     coverage::hitcounts::HitcountsObserver,
     engine::{self, Client},
     options::FuzzOptions,
-    target::harness::{self, CounterRegion},
+    target::{
+        harness::{self, CounterRegion},
+        leaks,
+    },
     types::{EdgesObserver, Observers},
 };
 
@@ -49,10 +52,16 @@ pub fn counters_observer(counters: CounterRegion) -> EdgesObserver {
         .track_novelties()
 }
 
-/// Runs the input, remembering it among the recent inputs (for flaky-crash sequences).
+/// Runs the input, remembering it among the recent inputs (for flaky-crash sequences). An
+/// input that leaked ends as a crash, which the solutions file as a leak; the harness returned,
+/// so the client goes on (and is replaced soon after, see `target/leaks.rs`).
 pub fn run_recorded(input: &BytesInput) -> ExitKind {
-    harness::run_recorded(&input.target_bytes());
-    ExitKind::Ok
+    let bytes = input.target_bytes();
+    if leaks::run_checked(|| harness::run_recorded(&bytes)) {
+        ExitKind::Crash
+    } else {
+        ExitKind::Ok
+    }
 }
 
 /// The in-process modes: `harness` runs each input in this process under `observers`;
@@ -63,9 +72,11 @@ pub fn fuzz_in_process(
     harness: HarnessFn,
     restart_every: Option<u64>,
 ) -> Result<(), Error> {
-    harness::initialize();
     let opts = &client.config.opts;
-    harness::set_malloc_limit(opts.malloc_limit_mb.unwrap_or(opts.rss_limit_mb));
+    harness::set_up(
+        opts.malloc_limit_mb.unwrap_or(opts.rss_limit_mb),
+        !opts.no_detect_leaks,
+    );
     let timeout = opts.timeout;
     let mut executor = WatchedExecutor::new(
         harness,

@@ -26,13 +26,8 @@ use libafl_bolts::tuples::RefIndexable;
 
 use crate::{
     platform::shmem::SharedPages,
-    target::{harness, isolated::arm_timeout},
+    target::{comparison_hooks, harness, isolated::arm_timeout, leaks},
 };
-
-unsafe extern "C" {
-    /// libafl_targets' switch for comparison logging (its observer sets it in the client).
-    static mut libafl_cmplog_enabled: u8;
-}
 
 /// The client's end of the template.
 pub struct Template {
@@ -107,8 +102,7 @@ impl Template {
             base.cast::<u64>().write(len as u64);
             std::ptr::copy_nonoverlapping(input.as_ptr(), base.add(8), len);
         }
-        // SAFETY: reads a byte-sized global of libafl_targets, set by its observer.
-        let tracing = unsafe { std::ptr::addr_of!(libafl_cmplog_enabled).read_volatile() };
+        let tracing = u8::from(comparison_hooks::tracing());
         let lost = |e: IoError| Error::os_error(e, "fork mode's template process is gone");
         (&self.requests).write_all(&[tracing]).map_err(lost)?;
         let mut pid = [0u8; 4];
@@ -218,16 +212,16 @@ fn leave_the_fuzzers_heap_to_the_template() {
 
 fn run_child(input: &SharedPages, timeout: Duration, tracing: u8, before: fn()) -> ! {
     arm_timeout(timeout);
-    // SAFETY: sets libafl_targets' byte-sized switch in this process only; the input and its
-    // length (at most the room the client made) were written before the request.
+    comparison_hooks::set_tracing(tracing != 0);
+    // SAFETY: the input and its length (at most the room the client made) were written before
+    // the request.
     let bytes = unsafe {
-        std::ptr::addr_of_mut!(libafl_cmplog_enabled).write_volatile(tracing);
         let base = input.as_ptr();
         let len = base.cast::<u64>().read() as usize;
         std::slice::from_raw_parts(base.add(8), len)
     };
     before();
-    harness::run(bytes);
+    leaks::run_in_child(|| harness::run(bytes));
     // SAFETY: leave without running the client's exit handlers.
     unsafe { libc::_exit(0) }
 }
@@ -261,7 +255,10 @@ where
     ) -> Result<ExitKind, Error> {
         *state.executions_mut() += 1;
         let status = self.template.run(&input.target_bytes())?;
-        Ok(if libc::WIFSIGNALED(status) {
+        Ok(if leaks::child_leaked(status) {
+            // Filed as a leak (see `solutions::SolutionKind`).
+            ExitKind::Crash
+        } else if libc::WIFSIGNALED(status) {
             if libc::WTERMSIG(status) == libc::SIGALRM {
                 ExitKind::Timeout
             } else {

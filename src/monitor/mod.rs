@@ -45,6 +45,7 @@ pub struct CampaignMonitor {
     last_flaky_crashes: usize,
     last_hangs: usize,
     last_ooms: usize,
+    last_leaks: usize,
     /// Client restarts already printed.
     last_restarts: usize,
     /// The newest statistics, written once more when the campaign ends. Only the broker's
@@ -82,6 +83,7 @@ impl CampaignMonitor {
             last_flaky_crashes: output::count_inputs(&output::flaky_crashes_dir(out)),
             last_hangs: output::count_inputs(&output::hangs_dir(out)),
             last_ooms: output::count_inputs(&output::ooms_dir(out)),
+            last_leaks: output::count_inputs(&output::leaks_dir(out)),
             last_restarts: restart_lines(out).len(),
             latest: None,
         }
@@ -125,6 +127,7 @@ impl CampaignMonitor {
             saved_flaky_crashes: 0,
             saved_hangs: 0,
             saved_ooms: 0,
+            saved_leaks: 0,
             client_restarts: 0,
             edges_found,
             total_edges,
@@ -143,6 +146,7 @@ impl CampaignMonitor {
         snap.saved_flaky_crashes = output::count_inputs(&output::flaky_crashes_dir(&self.out));
         snap.saved_hangs = output::count_inputs(&output::hangs_dir(&self.out));
         snap.saved_ooms = output::count_inputs(&output::ooms_dir(&self.out));
+        snap.saved_leaks = output::count_inputs(&output::leaks_dir(&self.out));
         snap.client_restarts = restart_lines(&self.out).len() as u64;
     }
 
@@ -181,6 +185,13 @@ impl CampaignMonitor {
                 &mut self.last_ooms,
                 output::ooms_dir(out),
                 "out-of-memory input",
+                false,
+            ),
+            (
+                snap.saved_leaks,
+                &mut self.last_leaks,
+                output::leaks_dir(out),
+                "leak",
                 false,
             ),
         ];

@@ -18,6 +18,8 @@ pub struct Snapshot {
     pub saved_hangs: usize,
     /// Inputs that took a client over the memory limit.
     pub saved_ooms: usize,
+    /// Inputs that leaked memory.
+    pub saved_leaks: usize,
     /// Clients started again after dying without saving their state.
     pub client_restarts: u64,
     pub edges_found: u64,
@@ -54,6 +56,7 @@ impl Snapshot {
             ("saved_flaky_crashes", self.saved_flaky_crashes.to_string()),
             ("saved_hangs", self.saved_hangs.to_string()),
             ("saved_ooms", self.saved_ooms.to_string()),
+            ("saved_leaks", self.saved_leaks.to_string()),
             ("client_restarts", self.client_restarts.to_string()),
             ("edges_found", self.edges_found.to_string()),
             ("total_edges", self.total_edges.to_string()),
@@ -87,7 +90,7 @@ impl Snapshot {
     /// The console status line.
     pub fn status_line(&self) -> String {
         format!(
-            "[{}] clients {} | execs {} | {}/s | corpus {} | edges {}/{} | crashes {} (+{} flaky) | hangs {} | ooms {}",
+            "[{}] clients {} | execs {} | {}/s | corpus {} | edges {}/{} | crashes {} (+{} flaky) | hangs {} | ooms {} | leaks {}",
             format_duration(self.run_time),
             self.clients,
             self.execs_done,
@@ -99,6 +102,7 @@ impl Snapshot {
             self.saved_flaky_crashes,
             self.saved_hangs,
             self.saved_ooms,
+            self.saved_leaks,
         )
     }
 }
@@ -122,6 +126,7 @@ mod tests {
             saved_flaky_crashes: 3,
             saved_hangs: 1,
             saved_ooms: 4,
+            saved_leaks: 6,
             client_restarts: 5,
             edges_found: 30,
             total_edges: 120,
@@ -151,6 +156,7 @@ mod tests {
         assert_eq!(get("bitmap_cvg").as_deref(), Some("25.00%"));
         assert_eq!(get("cmplog_tokens").as_deref(), Some("9"));
         assert_eq!(get("saved_ooms").as_deref(), Some("4"));
+        assert_eq!(get("saved_leaks").as_deref(), Some("6"));
         assert_eq!(get("client_restarts").as_deref(), Some("5"));
     }
 

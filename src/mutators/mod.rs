@@ -3,5 +3,6 @@
 //!
 //! Uses `types.rs` and LibAFL only.
 
+pub mod custom;
 pub mod havoc;
 pub mod only_ascii;

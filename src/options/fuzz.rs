@@ -61,7 +61,7 @@ pub struct FuzzOptions {
     /// Stop after this many seconds.
     #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
     pub max_time: Option<Duration>,
-    /// Stop each client after this many executions.
+    /// Stop after this many executions in all (each client runs its share).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub runs: Option<u64>,
     /// Random seed (default: from the clock).
@@ -96,6 +96,19 @@ pub struct FuzzOptions {
     /// Show the target's stdout/stderr (silenced by default).
     #[arg(long)]
     pub show_output: bool,
+    /// With `--show-output`: the target's stdout and stderr silenced one by one (libFuzzer's
+    /// `-close_fd_mask`); sanitizer reports still reach the terminal.
+    #[arg(skip)]
+    pub silence: (bool, bool),
+    /// Do not look for memory leaks. With LeakSanitizer linked (`-fsanitize=address` or
+    /// `leak`), an input that allocates more than it frees is checked, and leaks go to `leaks/`.
+    #[arg(long)]
+    pub no_detect_leaks: bool,
+    /// Value profile, as libFuzzer's `-use_value_profile=1` (`direct` and `reset` modes): how
+    /// many bits of each comparison's operands are equal counts as coverage, so inputs that
+    /// come closer to a compared-against value are kept. Costs speed.
+    #[arg(long)]
+    pub value_profile: bool,
     /// The longest input the mutators make, in bytes; longer seeds are cut to it.
     #[arg(long, value_name = "BYTES", default_value_t = libafl::state::DEFAULT_MAX_SIZE, value_parser = clap::value_parser!(usize))]
     pub max_len: usize,
@@ -125,6 +138,12 @@ impl FuzzOptions {
         }
         if self.output.is_none() {
             return Err("no output directory given: pass -o DIR".into());
+        }
+        if self.value_profile && !matches!(self.mode, Mode::Direct | Mode::Reset) {
+            return Err(format!(
+                "--value-profile needs --mode direct or reset (not {})",
+                self.mode.name()
+            ));
         }
         Ok(())
     }

@@ -28,4 +28,7 @@ pub struct ReplayOptions {
     /// `OUT-OF-MEMORY` (default: --rss-limit-mb; 0: no limit).
     #[arg(long, value_name = "MB")]
     pub malloc_limit_mb: Option<u64>,
+    /// Do not look for memory leaks (LeakSanitizer builds look by default: `LEAK`).
+    #[arg(long)]
+    pub no_detect_leaks: bool,
 }

@@ -103,6 +103,10 @@ pub fn hangs_dir(out: &Path) -> PathBuf {
 pub fn ooms_dir(out: &Path) -> PathBuf {
     out.join("ooms")
 }
+/// Inputs that leaked memory (LeakSanitizer's report).
+pub fn leaks_dir(out: &Path) -> PathBuf {
+    out.join("leaks")
+}
 pub fn stats_file(out: &Path) -> PathBuf {
     out.join("fuzzer_stats")
 }
@@ -138,6 +142,7 @@ pub fn prepare(out: &Path) -> Result<(), String> {
         flaky_crashes_dir(out),
         hangs_dir(out),
         ooms_dir(out),
+        leaks_dir(out),
     ] {
         fs::create_dir_all(&dir)
             .map_err(|e| format!("cannot create output directory {}: {e}", dir.display()))?;

@@ -29,6 +29,7 @@ pub struct SolutionsOnDisk<I> {
     flaky_crashes: PathBuf,
     hangs: PathBuf,
     ooms: PathBuf,
+    leaks: PathBuf,
     /// In-process modes: crashes are run again alone before being called reproducible.
     triage: Option<Triage>,
     saved: InMemoryCorpus<I>,
@@ -41,6 +42,7 @@ impl<I> SolutionsOnDisk<I> {
             flaky_crashes: output::flaky_crashes_dir(out),
             hangs: output::hangs_dir(out),
             ooms: output::ooms_dir(out),
+            leaks: output::leaks_dir(out),
             triage,
             saved: InMemoryCorpus::new(),
         }
@@ -51,6 +53,8 @@ impl<I> SolutionsOnDisk<I> {
         match (kind, &self.triage) {
             (SolutionKind::Hang, _) => output::write_atomic(&self.hangs.join(name), bytes),
             (SolutionKind::OutOfMemory, _) => output::write_atomic(&self.ooms.join(name), bytes),
+            // LeakSanitizer's report is the proof: a leak needs no second run.
+            (SolutionKind::Leak, _) => output::write_atomic(&self.leaks.join(name), bytes),
             (SolutionKind::Crash, None) => output::write_atomic(&self.crashes.join(name), bytes),
             (SolutionKind::Crash, Some(triage)) => self.save_triaged_crash(triage, &name, bytes),
         }

@@ -14,6 +14,8 @@ use std::collections::HashSet;
 use libafl::executors::ExitKind;
 use serde::{Deserialize, Serialize};
 
+use crate::target::leaks;
+
 pub use corpus::{save_killed_clients_input, SolutionsOnDisk};
 pub use feedback::NewSolutions;
 pub use filter::SkipKnownSolutions;
@@ -26,12 +28,16 @@ pub enum SolutionKind {
     Hang,
     /// Over the memory limit (fork mode; in-process clients are watched by their restarter).
     OutOfMemory,
+    /// Memory nothing points to after the input ran (LeakSanitizer's check, `target/leaks.rs`).
+    Leak,
 }
 libafl_bolts::impl_serdeany!(SolutionKind);
 
 impl SolutionKind {
     fn of(exit: &ExitKind) -> Option<Self> {
         match exit {
+            // The in-process modes end a leaking input as a crash (see `modes/in_process.rs`).
+            ExitKind::Crash if leaks::last_run_leaked() => Some(Self::Leak),
             ExitKind::Crash => Some(Self::Crash),
             ExitKind::Oom => Some(Self::OutOfMemory),
             ExitKind::Timeout => Some(Self::Hang),
@@ -45,6 +51,7 @@ impl SolutionKind {
             Self::Crash => "lafuzz_crash_coverage",
             Self::Hang => "lafuzz_hang_coverage",
             Self::OutOfMemory => "lafuzz_oom_coverage",
+            Self::Leak => "lafuzz_leak_coverage",
         }
     }
 }

@@ -15,6 +15,18 @@ unsafe extern "C" {
     fn lafuzz_call_reset_hook();
     fn lafuzz_set_malloc_limit(bytes: libc::size_t) -> libc::c_int;
     fn lafuzz_malloc_limit_exit() -> libc::c_int;
+    fn lafuzz_silence_output(stdout: libc::c_int, stderr: libc::c_int) -> libc::c_int;
+}
+
+/// Sends this process's stdout and (or) stderr, the target's, to /dev/null, keeping the
+/// sanitizers' reports on the stderr it had (libFuzzer's `-close_fd_mask`).
+pub fn silence_output(stdout: bool, stderr: bool) -> std::io::Result<()> {
+    // SAFETY: duplicates and replaces file descriptors of this process only.
+    if unsafe { lafuzz_silence_output(stdout.into(), stderr.into()) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// Makes any single allocation of the target larger than `mb` MiB end this process with
@@ -105,6 +117,14 @@ pub fn take_coverage_counters() -> Result<CounterRegion, Error> {
         ));
     }
     Ok(CounterRegion { start, len })
+}
+
+/// Before the first input in this process: the target's `LLVMFuzzerInitialize`, the malloc limit
+/// (see [`set_malloc_limit`]) and leak detection (where LeakSanitizer is linked, see `leaks.rs`).
+pub fn set_up(malloc_limit_mb: u64, detect_leaks: bool) {
+    initialize();
+    set_malloc_limit(malloc_limit_mb);
+    super::leaks::enable(detect_leaks);
 }
 
 /// Calls the target's `LLVMFuzzerInitialize`, if it has one, with our command line.

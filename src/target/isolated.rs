@@ -11,7 +11,7 @@ use std::{
 
 use crate::{
     coverage::buckets::bucket,
-    target::{harness, memory::resident_mb},
+    target::{harness, leaks, memory::resident_mb},
 };
 
 /// How often a running input's memory is looked at.
@@ -29,6 +29,8 @@ pub enum Outcome {
     OutOfMemory(u64),
     /// The target called `exit` with this code (or a sanitizer reported and exited).
     Exit(i32),
+    /// LeakSanitizer found memory nothing points to after the input (see `leaks.rs`).
+    Leak,
 }
 
 impl Outcome {
@@ -128,7 +130,7 @@ fn run_child(inputs: &[&[u8]], timeout: Duration, features_to: Option<libc::c_in
                 counters.clear();
             }
         }
-        run_checked(input);
+        leaks::run_in_child(|| run_checked(input));
     }
     if let (Some(counters), Some(fd)) = (counters, features_to) {
         let bytes: Vec<u8> = counters
@@ -219,6 +221,8 @@ fn wait(pid: libc::pid_t, limit: Duration, rss_limit_mb: u64, mut each: impl FnM
                 Outcome::Crash(libc::WTERMSIG(status))
             } else if libc::WEXITSTATUS(status) == harness::malloc_limit_exit() {
                 Outcome::OutOfMemory(0)
+            } else if libc::WEXITSTATUS(status) == leaks::LEAK_EXIT {
+                Outcome::Leak
             } else if libc::WEXITSTATUS(status) != 0 {
                 Outcome::Exit(libc::WEXITSTATUS(status))
             } else {

@@ -1,14 +1,17 @@
 //! The target: the harness linked into this binary (`harness.rs`, with its C shim `hooks.c`),
-//! the input it is running (`inflight.rs`), one input in a forked child (`isolated.rs`), how much
+//! when its comparison hooks run (`comparison_hooks.rs`: tracing, value profile), its
+//! sanitizers' leak check (`leaks.rs`, with `sanitizers.c`), the input it is running (`inflight.rs`), one input in a forked child (`isolated.rs`), how much
 //! memory a process uses (`memory.rs`), what the standalone runtime and the fuzzer agree on
 //! (`runtime_abi.rs`, read from `runtime_constants.c`), and the command that reproduces a
 //! saved input (`reproduce.rs`).
 //!
 //! Uses `platform/` and the hit-count buckets of `coverage/`.
 
+pub mod comparison_hooks;
 pub mod harness;
 pub mod inflight;
 pub mod isolated;
+pub mod leaks;
 pub mod memory;
 pub mod reproduce;
 pub mod runtime_abi;

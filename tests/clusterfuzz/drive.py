@@ -1,9 +1,10 @@
 """Drive a fuzz target through ClusterFuzz's own libFuzzer engine (PyPI `clusterfuzz`).
 
-usage: drive.py TARGET WORKDIR SEEDS_DIR
+usage: drive.py TARGET WORKDIR SEEDS_DIR [leak]
 
 Steps, as ClusterFuzz and ClusterFuzzLite run them: prepare, fuzz, reproduce, minimize_testcase,
-minimize_corpus. Prints one `PASS step` / `FAIL step: why` line per step and exits 1 if any failed.
+minimize_corpus. With `leak`, the target leaks memory: fuzz must report the leak as a crash (a
+`leak-` testcase) and reproduce must fail on it; the minimizing steps are left out. Prints one `PASS step` / `FAIL step: why` line per step and exits 1 if any failed.
 """
 import os
 import shutil
@@ -28,6 +29,8 @@ def files(directory):
 
 def main():
     target, work, seeds = (os.path.abspath(arg) for arg in sys.argv[1:4])
+    leak = sys.argv[4:] == ["leak"]
+    kind = "/leak-" if leak else "/crash-"
     shutil.rmtree(work, ignore_errors=True)
     corpus, reproducers, minimized = (os.path.join(work, name)
                                       for name in ("corpus", "reproducers", "minimized"))
@@ -68,7 +71,7 @@ def main():
                 break
             print("session found a timeout (%s); fuzzing again" % crash.input_path)
         size = os.path.getsize(crash.input_path) if crash else 0
-        check("fuzz", crash is not None and size > 0 and "/crash-" in crash.input_path,
+        check("fuzz", crash is not None and size > 0 and kind in crash.input_path,
               "crashes %s, stats %s, log tail %s" % (result.crashes, result.stats,
                                                      result.logs[-3000:]))
         if crash is None or size == 0:
@@ -77,6 +80,8 @@ def main():
         reproduced = engine.reproduce(target, crash.input_path, crash.reproduce_args, 60)
         check("reproduce", reproduced.return_code not in (0, 72),
               "exit %s, output %s" % (reproduced.return_code, reproduced.output[-2000:]))
+        if leak:
+            return 1 if failed else 0
 
         minimized_crash = os.path.join(work, "minimized-crash")
         engine.minimize_testcase(target, [], crash.input_path, minimized_crash, 60)

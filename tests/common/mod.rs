@@ -244,6 +244,15 @@ pub fn run_limited(mut command: Command, limit: Duration) -> Output {
     child.wait_with_output().unwrap()
 }
 
+/// A finished command's stdout, then its stderr.
+pub fn text(out: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
 /// `fuzz -i CORPUS -o OUT EXTRA...`, for commands run to completion (see `Campaign::fuzz` for
 /// campaigns watched while they run).
 pub fn fuzz_args<'a>(corpus: &'a Path, out: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
