@@ -4,7 +4,10 @@
 use libafl::{
     corpus::InMemoryOnDiskCorpus,
     events::LlmpRestartingEventManager,
-    feedbacks::{CombinedFeedback, LogicEagerOr, MapIndexesMetadata, MaxMapFeedback},
+    feedbacks::{
+        CombinedFeedback, ConstFeedback, LogicEagerOr, LogicFastAnd, MapIndexesMetadata,
+        MaxMapFeedback,
+    },
     fuzzer::StdFuzzer,
     inputs::{BytesInput, BytesInputConverter},
     observers::{ExplicitTracking, StdMapObserver},
@@ -40,10 +43,14 @@ pub type State =
     StdState<InMemoryOnDiskCorpus<BytesInput>, BytesInput, StdRand, SolutionsOnDisk<BytesInput>>;
 pub type Mgr =
     LlmpRestartingEventManager<(), BytesInput, State, SharedMemory, SelfCleaningShMemProvider>;
+/// A comparison come closer than before, looked at only with value profile on (the constant
+/// says whether it is: off, the executions do not pay for a look at an empty map).
+pub type ValueProfileFeedback =
+    CombinedFeedback<ConstFeedback, MaxMapFeedback<ValueProfileMap, ValueProfileMap>, LogicFastAnd>;
 /// New coverage, or (value profile) a comparison come closer than before.
 pub type CoverageFeedback = CombinedFeedback<
     NewCoverageFeedback<EdgesObserver, CountersMap>,
-    MaxMapFeedback<ValueProfileMap, ValueProfileMap>,
+    ValueProfileFeedback,
     LogicEagerOr,
 >;
 pub type Objective = NewSolutions<EdgesObserver, EdgesMap>;

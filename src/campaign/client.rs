@@ -5,8 +5,8 @@
 use libafl::{
     corpus::InMemoryOnDiskCorpus,
     events::ClientDescription,
-    feedback_or,
-    feedbacks::MaxMapFeedback,
+    feedback_and_fast, feedback_or,
+    feedbacks::{ConstFeedback, MaxMapFeedback},
     fuzzer::StdFuzzer,
     mutators::Tokens,
     schedulers::{powersched::PowerSchedule, IndexesLenTimeMinimizerScheduler, WeightedScheduler},
@@ -49,7 +49,11 @@ pub fn run(
     let value_profile = comparison_hooks::value_profile_observer();
     let edges_feedback = NewCoverageFeedback::new(&edges);
     let calibration = CalibrationStage::new(&edges_feedback);
-    let mut feedback = feedback_or!(edges_feedback, MaxMapFeedback::new(&value_profile));
+    let value_profile_feedback = feedback_and_fast!(
+        ConstFeedback::new(config.opts.value_profile),
+        MaxMapFeedback::new(&value_profile)
+    );
+    let mut feedback = feedback_or!(edges_feedback, value_profile_feedback);
     let generalization = config.grimoire.then(|| GeneralizationStage::new(&edges));
     let mut objective = NewSolutions::new(&edges);
 
