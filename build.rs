@@ -18,11 +18,15 @@ fn main() {
     println!("cargo:rerun-if-changed=src/target/hooks.c");
     println!("cargo:rerun-if-changed=compiler-wrapper/runtime/cmplog_log.h");
     println!("cargo:rerun-if-changed=src/target/sanitizers.c");
-    cc::Build::new()
+    let mut shims = cc::Build::new();
+    shims
         .file("src/target/hooks.c")
         .file("src/target/sanitizers.c")
-        .include("compiler-wrapper/runtime")
-        .compile("lafuzz_hooks");
+        .include("compiler-wrapper/runtime");
+    if let Some(symbolizer) = llvm_symbolizer() {
+        shims.define("LAFUZZ_SYMBOLIZER", format!("{symbolizer:?}").as_str());
+    }
+    shims.compile("lafuzz_hooks");
 
     println!("cargo:rerun-if-changed=src/target/runtime_constants.c");
     println!("cargo:rerun-if-changed=compiler-wrapper/runtime/lafuzz_runtime.h");
@@ -31,4 +35,20 @@ fn main() {
         .include("compiler-wrapper/runtime")
         .warnings(true)
         .compile("lafuzz_runtime_constants");
+}
+
+/// The `llvm-symbolizer` of the LLVM whose clang builds the targets (`$LLVM_CONFIG`, else
+/// `llvm-config-19`): sanitizer reports are symbolized with it, PATH may have none.
+fn llvm_symbolizer() -> Option<String> {
+    println!("cargo:rerun-if-env-changed=LLVM_CONFIG");
+    let config = std::env::var("LLVM_CONFIG").unwrap_or_else(|_| "llvm-config-19".into());
+    let out = std::process::Command::new(config)
+        .arg("--bindir")
+        .output()
+        .ok()?;
+    let bindir = String::from_utf8(out.stdout).ok()?;
+    let symbolizer = std::path::Path::new(bindir.trim()).join("llvm-symbolizer");
+    symbolizer
+        .exists()
+        .then(|| symbolizer.to_string_lossy().into_owned())
 }

@@ -332,7 +332,7 @@ fn an_asan_report_in_direct_mode_is_a_crash_that_replays_with_the_report() {
         report.contains("ERROR: AddressSanitizer: heap-buffer-overflow"),
         "{report}"
     );
-    // Symbolized, as libFuzzer's (llvm-symbolizer comes with llvm-19).
+    // Symbolized, as libFuzzer's (by LLVM 19's llvm-symbolizer, see src/target/sanitizers.c).
     assert!(
         report.contains("in LLVMFuzzerTestOneInput") && report.contains("overflow.c:"),
         "{report}"

@@ -16,17 +16,30 @@
 // target's business. Allocation stacks are kept (libFuzzer's default) for the leak reports. The
 // standalone runtime's differ (see its header): its child ends the fork server's way.
 // ASAN_OPTIONS, LSAN_OPTIONS and UBSAN_OPTIONS in the environment take precedence.
+// Reports are symbolized by the llvm-symbolizer of the LLVM that built the runtime (the build
+// script finds it), when it is still there: PATH may have none (Debian's llvm-19 installs it
+// only as llvm-symbolizer-19) or an older one.
+#ifdef LAFUZZ_SYMBOLIZER
+#define WITH_SYMBOLIZER(options) \
+  (access(LAFUZZ_SYMBOLIZER, X_OK) == 0 ? options ":external_symbolizer_path=" LAFUZZ_SYMBOLIZER \
+                                        : options)
+#else
+#define WITH_SYMBOLIZER(options) options
+#endif
+
 const char *__asan_default_options(void) {
-  return "abort_on_error=1:allocator_may_return_null=1:detect_leaks=1:leak_check_at_exit=0:"
-         "detect_odr_violation=0:handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:"
-         "handle_sigill=0";
+  return WITH_SYMBOLIZER(
+      "abort_on_error=1:allocator_may_return_null=1:detect_leaks=1:leak_check_at_exit=0:"
+      "detect_odr_violation=0:handle_segv=0:handle_sigbus=0:handle_abort=0:handle_sigfpe=0:"
+      "handle_sigill=0");
 }
-const char *__lsan_default_options(void) { return "leak_check_at_exit=0"; }
+const char *__lsan_default_options(void) { return WITH_SYMBOLIZER("leak_check_at_exit=0"); }
 // UBSan: as the standalone runtime's (LAFUZZ_UBSAN_OPTIONS), but symbolized: its options are
 // every sanitizer's common flags, and a finding here is reported once, in words.
 const char *__ubsan_default_options(void) {
-  return "halt_on_error=1:abort_on_error=1:handle_segv=0:handle_sigbus=0:handle_abort=0:"
-         "handle_sigfpe=0:handle_sigill=0";
+  return WITH_SYMBOLIZER(
+      "halt_on_error=1:abort_on_error=1:handle_segv=0:handle_sigbus=0:handle_abort=0:"
+      "handle_sigfpe=0:handle_sigill=0");
 }
 
 #define LAFUZZ_MALLOC_LIMIT_EXIT 109
