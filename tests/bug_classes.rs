@@ -191,7 +191,7 @@ fn value_profile_solves_a_comparison_input_to_state_cannot() {
     let seeds = tmp.seeds(&[("seed", "xxxx")]);
     // The same budget of executions (not of time: the machine is shared), side by side: with
     // value profile, and without. With it, the crash takes about 600,000.
-    let budget = ["--runs", "3000000", "--seed", "5"];
+    let budget = ["--runs", "2000000", "--seed", "5"];
     let [with, without] = ["with", "without"].map(|name| tmp.path().join(name));
     let vp_args = [&budget[..], &["--value-profile"]].concat();
     for (out, args) in [(&with, &vp_args[..]), (&without, &budget[..])] {
@@ -258,7 +258,7 @@ fn a_custom_mutator_reaches_what_raw_mutations_cannot() {
     let lf_plain = libfuzzer(tmp.path(), "lf-plain", source, &plain_flags, &["-lz"]);
     let seeds = tmp.seeds(&[("seed", "xxxx")]);
     // Without the custom mutator, the same budget finds nothing, ours or libFuzzer's.
-    let budget = 20;
+    let budget = 10;
     let ours_plain = {
         let (plain, seeds, out) = (plain.clone(), seeds.clone(), tmp.path().join("plain-out"));
         thread::spawn(move || {
