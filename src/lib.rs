@@ -50,8 +50,17 @@ static GLOBAL: MiMalloc = MiMalloc;
 
 /// Runs the command line (ours, or libFuzzer's: see `libfuzzer/`); returns the exit code.
 pub fn run_command_line() -> i32 {
+    platform::logger::install();
     let args: Vec<String> = std::env::args().collect();
     if let Some((program, rest)) = args.split_first() {
+        if let Some(flag) = options::afl_style_start(rest) {
+            eprintln!(
+                "lafuzz: error: {flag} is an AFL++-style option, and this is no subcommand: \
+                 run `{program} fuzz {}` (libFuzzer's flags are -name=value)",
+                rest.join(" ")
+            );
+            return 2;
+        }
         if libfuzzer::is_libfuzzer_call(rest) {
             return libfuzzer::run(program, rest);
         }

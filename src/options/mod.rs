@@ -17,7 +17,8 @@ pub use replay::ReplayOptions;
 #[command(
     name = "lafuzz",
     version,
-    about = "Coverage-guided fuzzer built on LibAFL"
+    about = "Coverage-guided fuzzer built on LibAFL",
+    arg_required_else_help = true
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -42,7 +43,12 @@ impl Cli {
     pub fn from_args() -> Result<Self, i32> {
         Self::try_parse().map_err(|e| {
             let code = e.exit_code();
-            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
                 let _ = e.print();
             } else {
                 eprintln!("lafuzz: error: {}", one_line(&e));
@@ -50,6 +56,17 @@ impl Cli {
             code
         })
     }
+}
+
+/// AFL++'s options that a command line may start with out of habit (`afl-fuzz -i in -o out`).
+const AFL_STYLE: &[&str] = &["-i", "-o", "-x", "-t", "-m", "-c", "-M", "-S", "-p", "-V"];
+
+/// The AFL++-style option a command line without a subcommand starts with, if it does. Taken
+/// as libFuzzer's, such a line fuzzes and writes new inputs into the directories it names, the
+/// seed directory included.
+pub fn afl_style_start(args: &[String]) -> Option<&str> {
+    let first = args.first()?;
+    (AFL_STYLE.contains(&first.as_str()) && args.len() > 1).then_some(first.as_str())
 }
 
 /// A clap error as one line, as every other error of ours: `bad --cores '0-x': why` for a
