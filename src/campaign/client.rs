@@ -24,7 +24,7 @@ use crate::{
     platform::output,
     solutions::{self, NewSolutions, SkipKnownSolutions, SolutionsOnDisk, Triage},
     target::{comparison_hooks, harness},
-    types::{Mgr, State},
+    types::{Calibration, CoverageFeedback, EdgesObserver, Mgr, State, ValueProfileMap},
 };
 
 /// Sets up one client and runs it in `mode` until `--runs` is reached (or forever). `state`
@@ -47,13 +47,7 @@ pub fn run(
     // favors the shortest input per edge (with the observer, sub-millisecond runs scored 0
     // in its whole milliseconds, so the first input to reach an edge stayed favored).
     let value_profile = comparison_hooks::value_profile_observer();
-    let edges_feedback = NewCoverageFeedback::new(&edges);
-    let calibration = CalibrationStage::new(&edges_feedback);
-    let value_profile_feedback = feedback_and_fast!(
-        ConstFeedback::new(config.opts.value_profile),
-        MaxMapFeedback::new(&value_profile)
-    );
-    let mut feedback = feedback_or!(edges_feedback, value_profile_feedback);
+    let (calibration, mut feedback) = coverage_feedback(&edges, &value_profile, config);
     let generalization = config.grimoire.then(|| GeneralizationStage::new(&edges));
     let mut objective = NewSolutions::new(&edges);
 
@@ -110,6 +104,25 @@ pub fn run(
             .map(|runs| share_of_runs(runs, config.opts.clients(), client_id)),
     };
     mode.fuzz(client, tuple_list!(edges, value_profile))
+}
+
+/// Calibration (over the edges), and what makes an input interesting: new coverage, or with
+/// value profile a comparison come closer than before (off, a constant skips the look).
+fn coverage_feedback(
+    edges: &EdgesObserver,
+    value_profile: &ValueProfileMap,
+    config: &FuzzConfig,
+) -> (Calibration, CoverageFeedback) {
+    let edges_feedback = NewCoverageFeedback::new(edges);
+    let calibration = CalibrationStage::new(&edges_feedback);
+    let value_profile_feedback = feedback_and_fast!(
+        ConstFeedback::new(config.opts.value_profile),
+        MaxMapFeedback::new(value_profile)
+    );
+    (
+        calibration,
+        feedback_or!(edges_feedback, value_profile_feedback),
+    )
 }
 
 /// What this client process sets up before it observes anything: the target's output silenced

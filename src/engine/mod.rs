@@ -9,16 +9,25 @@
 pub mod saved_state;
 mod stages;
 
-use std::time::{Duration, Instant};
+use std::{
+    borrow::Cow,
+    marker::PhantomData,
+    time::{Duration, Instant},
+};
 
 use libafl::{
     corpus::Corpus,
-    events::{AwaitRestartSafe, EventRestarter, ProgressReporter, SendExiting},
+    events::{
+        AwaitRestartSafe, Event, EventFirer, EventRestarter, EventWithStats, ProgressReporter,
+        SendExiting,
+    },
     executors::{Executor, HasObservers},
     fuzzer::{Evaluator, Fuzzer},
     inputs::BytesInput,
+    monitors::stats::{AggregatorOps, UserStats, UserStatsValue},
     mutators::Tokens,
     observers::ObserversTuple,
+    schedulers::powersched::SchedulerMetadata,
     state::{HasCorpus, HasExecutions},
     Error, HasMetadata,
 };
@@ -50,6 +59,32 @@ pub struct Client<'a> {
     pub config: &'a FuzzConfig,
     /// This client's share of `--runs`: it stops after that many executions.
     pub runs: Option<u64>,
+}
+
+/// The user statistic (and `fuzzer_stats` key) counting the scheduler's passes over the queue,
+/// AFL++'s queue cycles.
+pub const CYCLES_DONE_STAT: &str = "cycles_done";
+
+/// Sends the monitor how many times the scheduler went through the whole queue.
+fn report_cycles_done(state: &mut State, mgr: &mut Mgr) -> Result<(), Error> {
+    let Ok(cycles) = state
+        .metadata::<SchedulerMetadata>()
+        .map(SchedulerMetadata::queue_cycles)
+    else {
+        return Ok(());
+    };
+    let executions = *state.executions();
+    mgr.fire(
+        state,
+        EventWithStats::with_current_time(
+            Event::UpdateUserStats {
+                name: Cow::Borrowed(CYCLES_DONE_STAT),
+                value: UserStats::new(UserStatsValue::Number(cycles), AggregatorOps::Max),
+                phantom: PhantomData,
+            },
+            executions,
+        ),
+    )
 }
 
 /// Adds tokens (a standalone target's autotokens) to the client's dictionary.
@@ -157,6 +192,7 @@ where
         // lives less than the interval.
         if last_save_check.is_none_or(|t| t.elapsed() >= REPORT_INTERVAL) {
             last_save_check = Some(Instant::now());
+            report_cycles_done(state, mgr)?;
             if saved_state::older_than(&queue_dir, SAVE_INTERVAL) {
                 saved_state::save(state, &queue_dir)?;
             }

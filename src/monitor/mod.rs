@@ -2,6 +2,8 @@
 //! AFL++'s `fuzzer_stats` and `plot_data` in the output directory (formatted in `stats.rs`);
 //! the command that reproduces each new finding.
 
+mod observed;
+mod reported;
 mod stats;
 
 use std::{
@@ -11,16 +13,14 @@ use std::{
     time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
-use libafl::monitors::{
-    stats::{user_stats::UserStatsValue, ClientStatsManager},
-    Monitor,
-};
+use libafl::monitors::{stats::ClientStatsManager, Monitor};
 use libafl_bolts::{current_time, ClientId, Error};
 
 pub use stats::Snapshot;
 
 use crate::{
-    cmplog::learned_tokens::LEARNED_TOKENS_STAT, platform::output, target::reproduce::Reproduce,
+    cmplog::learned_tokens::LEARNED_TOKENS_STAT, engine::CYCLES_DONE_STAT, platform::output,
+    target::reproduce::Reproduce,
 };
 
 /// Name of the user statistic in which the coverage feedback (`novelty`) reports the map.
@@ -48,6 +48,11 @@ pub struct CampaignMonitor {
     last_leaks: usize,
     /// Client restarts already printed.
     last_restarts: usize,
+    /// What the campaign had done before this run (resumed from the same `-o`).
+    before: observed::Before,
+    peak_rss_mb: u64,
+    /// The most queue cycles reported: a client restarted from older saved state reports fewer.
+    cycles_done: u64,
     /// The newest statistics, written once more when the campaign ends. Only the broker's
     /// copy has any: clients are forks that carry a copy of this monitor but never use it.
     latest: Option<Snapshot>,
@@ -66,7 +71,11 @@ impl CampaignMonitor {
             .unwrap_or_default()
             .as_secs();
         let plot = output::plot_file(out);
-        if !plot.exists() {
+        // A resumed campaign's lines go on in its file; one in another layout starts again.
+        let header = std::fs::read_to_string(&plot)
+            .ok()
+            .and_then(|t| t.lines().next().map(str::to_string));
+        if header.as_deref() != Some(Snapshot::PLOT_HEADER) {
             let _ = std::fs::write(&plot, format!("{}\n", Snapshot::PLOT_HEADER));
         }
         Self {
@@ -85,6 +94,9 @@ impl CampaignMonitor {
             last_ooms: output::count_inputs(&output::ooms_dir(out)),
             last_leaks: output::count_inputs(&output::leaks_dir(out)),
             last_restarts: restart_lines(out).len(),
+            before: observed::Before::read(out),
+            peak_rss_mb: 0,
+            cycles_done: 0,
             latest: None,
         }
     }
@@ -97,30 +109,19 @@ impl CampaignMonitor {
     }
 
     fn snapshot(&self, stats: &mut ClientStatsManager) -> Snapshot {
-        let (edges_found, total_edges) = stats
-            .client_stats()
-            .values()
-            .filter_map(|c| match c.get_user_stats(EDGES_STAT).map(|s| s.value()) {
-                Some(UserStatsValue::Ratio(hit, total)) => Some((*hit, *total)),
-                _ => None,
-            })
-            .max()
-            .unwrap_or_default();
-        let cmplog_tokens = stats
-            .client_stats()
-            .values()
-            .filter_map(
-                |c| match c.get_user_stats(LEARNED_TOKENS_STAT).map(|s| s.value()) {
-                    Some(UserStatsValue::Number(n)) => Some(*n),
-                    _ => None,
-                },
-            )
-            .max()
-            .unwrap_or_default();
+        let (edges_found, total_edges) = reported::edges(stats);
+        let stability = reported::stability(stats);
+        let number = |name| reported::most(stats, name);
+        let (cycles_done, cmplog_tokens) = (number(CYCLES_DONE_STAT), number(LEARNED_TOKENS_STAT));
         let global = stats.global_stats();
         Snapshot {
-            run_time: global.run_time,
-            execs_done: global.total_execs,
+            run_time: self.before.run_time + global.run_time,
+            execs_done: self.before.execs_done + global.total_execs,
+            cycles_done,
+            stability,
+            peak_rss_mb: self.peak_rss_mb,
+            last_find: 0,
+            last_crash: 0,
             execs_per_sec: global.execs_per_sec,
             corpus_count: 0,
             saved_crashes: 0,
@@ -148,6 +149,17 @@ impl CampaignMonitor {
         snap.saved_ooms = output::count_inputs(&output::ooms_dir(&self.out));
         snap.saved_leaks = output::count_inputs(&output::leaks_dir(&self.out));
         snap.client_restarts = restart_lines(&self.out).len() as u64;
+        snap.last_find = observed::newest_save(&output::queue_dir(&self.out));
+        snap.last_crash = observed::newest_save(&output::crashes_dir(&self.out));
+    }
+
+    /// The peak resident memory of the clients, looked at once a second, and the most queue
+    /// cycles so far.
+    fn measure_memory(&mut self, snap: &mut Snapshot) {
+        self.peak_rss_mb = self.peak_rss_mb.max(observed::largest_client_rss_mb());
+        snap.peak_rss_mb = self.peak_rss_mb;
+        self.cycles_done = self.cycles_done.max(snap.cycles_done);
+        snap.cycles_done = self.cycles_done;
     }
 
     /// Prints what happened since the last report: clients restarted, findings saved.
@@ -239,6 +251,7 @@ impl Monitor for CampaignMonitor {
         }
         self.last_print = now;
         self.count_solutions(&mut snap);
+        self.measure_memory(&mut snap);
         self.report_new_events(&snap);
         if !self.quiet {
             println!("{}", snap.status_line());

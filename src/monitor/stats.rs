@@ -27,6 +27,16 @@ pub struct Snapshot {
     pub clients: usize,
     /// Dictionary tokens learned from comparisons (the most any client learned).
     pub cmplog_tokens: u64,
+    /// The scheduler's passes over the whole queue (the most any client made).
+    pub cycles_done: u64,
+    /// When the newest queue entry and crash were saved (seconds since the epoch; 0: none).
+    pub last_find: u64,
+    pub last_crash: u64,
+    /// The share of edges that behaved the same in calibration's repeated runs, in percent
+    /// (averaged over the clients; None before any calibration).
+    pub stability: Option<f64>,
+    /// The largest resident memory a client has had, in MiB.
+    pub peak_rss_mb: u64,
 }
 
 impl Snapshot {
@@ -36,55 +46,76 @@ impl Snapshot {
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_secs();
-        let bitmap_cvg = if self.total_edges == 0 {
-            0.0
-        } else {
-            100.0 * self.edges_found as f64 / self.total_edges as f64
-        };
+        let bitmap_cvg = self.bitmap_cvg();
         let mut s = String::new();
+        let stability = self.stability.map(|p| format!("{p:.2}%"));
+        // AFL++'s keys for what we measure (afl-whatsup reads them), then ours.
         for (key, value) in [
             ("start_time", start_time.to_string()),
             ("last_update", now.to_string()),
             ("run_time", self.run_time.as_secs().to_string()),
             ("fuzzer_pid", std::process::id().to_string()),
-            ("cores", cores.to_string()),
-            ("clients", self.clients.to_string()),
+            ("cycles_done", self.cycles_done.to_string()),
             ("execs_done", self.execs_done.to_string()),
             ("execs_per_sec", format!("{:.2}", self.execs_per_sec)),
             ("corpus_count", self.corpus_count.to_string()),
             ("saved_crashes", self.saved_crashes.to_string()),
-            ("saved_flaky_crashes", self.saved_flaky_crashes.to_string()),
             ("saved_hangs", self.saved_hangs.to_string()),
+            ("last_find", self.last_find.to_string()),
+            ("last_crash", self.last_crash.to_string()),
+            ("bitmap_cvg", format!("{bitmap_cvg:.2}%")),
+            ("edges_found", self.edges_found.to_string()),
+            ("total_edges", self.total_edges.to_string()),
+            ("peak_rss_mb", self.peak_rss_mb.to_string()),
+            ("cores", cores.to_string()),
+            ("clients", self.clients.to_string()),
+            ("saved_flaky_crashes", self.saved_flaky_crashes.to_string()),
             ("saved_ooms", self.saved_ooms.to_string()),
             ("saved_leaks", self.saved_leaks.to_string()),
             ("client_restarts", self.client_restarts.to_string()),
-            ("edges_found", self.edges_found.to_string()),
-            ("total_edges", self.total_edges.to_string()),
-            ("bitmap_cvg", format!("{bitmap_cvg:.2}%")),
             ("cmplog_tokens", self.cmplog_tokens.to_string()),
             ("command_line", command_line.to_string()),
-        ] {
-            let _ = writeln!(s, "{key:<18}: {value}");
+        ]
+        .into_iter()
+        .chain(stability.map(|s| ("stability", s)))
+        {
+            let _ = writeln!(s, "{key:<19}: {value}");
         }
         s
     }
 
-    pub const PLOT_HEADER: &'static str = "# relative_time, execs_done, execs_per_sec, corpus_count, saved_crashes, saved_flaky_crashes, saved_hangs, edges_found, total_edges";
+    /// AFL++'s columns first, in its order (afl-plot reads them by position; `cur_item`,
+    /// `pending_total`, `pending_favs` and `max_depth`, which this engine has no counterpart of,
+    /// are 0), then ours.
+    pub const PLOT_HEADER: &'static str = "# relative_time, cycles_done, cur_item, corpus_count, pending_total, pending_favs, map_size, saved_crashes, saved_hangs, max_depth, execs_per_sec, total_execs, edges_found, total_edges, saved_flaky_crashes, saved_ooms, saved_leaks";
 
     /// One `plot_data` line.
     pub fn plot_line(&self) -> String {
         format!(
-            "{}, {}, {:.2}, {}, {}, {}, {}, {}, {}",
+            "{}, {}, 0, {}, 0, 0, {:.2}%, {}, {}, 0, {:.2}, {}, {}, {}, {}, {}, {}",
             self.run_time.as_secs(),
-            self.execs_done,
-            self.execs_per_sec,
+            self.cycles_done,
             self.corpus_count,
+            self.bitmap_cvg(),
             self.saved_crashes,
-            self.saved_flaky_crashes,
             self.saved_hangs,
+            self.execs_per_sec,
+            self.execs_done,
             self.edges_found,
-            self.total_edges
+            self.total_edges,
+            self.saved_flaky_crashes,
+            self.saved_ooms,
+            self.saved_leaks,
         )
+    }
+
+    /// The share of the map's entries found, in percent.
+    fn bitmap_cvg(&self) -> f64 {
+        if self.total_edges == 0 {
+            0.0
+        } else {
+            100.0 * self.edges_found as f64 / self.total_edges as f64
+        }
     }
 
     /// The console status line.
@@ -132,6 +163,11 @@ mod tests {
             total_edges: 120,
             clients: 2,
             cmplog_tokens: 9,
+            cycles_done: 4,
+            last_find: 1_700_000_000,
+            last_crash: 0,
+            stability: Some(99.5),
+            peak_rss_mb: 64,
         }
     }
 
@@ -157,6 +193,10 @@ mod tests {
         assert_eq!(get("cmplog_tokens").as_deref(), Some("9"));
         assert_eq!(get("saved_ooms").as_deref(), Some("4"));
         assert_eq!(get("saved_leaks").as_deref(), Some("6"));
+        assert_eq!(get("cycles_done").as_deref(), Some("4"));
+        assert_eq!(get("last_find").as_deref(), Some("1700000000"));
+        assert_eq!(get("stability").as_deref(), Some("99.50%"));
+        assert_eq!(get("peak_rss_mb").as_deref(), Some("64"));
         assert_eq!(get("client_restarts").as_deref(), Some("5"));
     }
 
@@ -169,7 +209,7 @@ mod tests {
         assert_eq!(sample().plot_line().split(", ").count(), columns);
         assert!(sample()
             .plot_line()
-            .starts_with("75, 1000, 13.33, 7, 2, 3, 1, 30, 120"));
+            .starts_with("75, 4, 0, 7, 0, 0, 25.00%, 2, 1, 0, 13.33, 1000, 30, 120, 3"));
     }
 
     #[test]

@@ -1,0 +1,50 @@
+//! What the monitor measures itself, beside LibAFL's statistics: when the newest queue entry
+//! and crash were saved (on disk, where the user finds them), the campaign's peak resident
+//! memory, and what a resumed campaign had done before (its last `fuzzer_stats`), so run time,
+//! executions and `plot_data` go on from there.
+
+use std::{
+    path::Path,
+    time::{Duration, UNIX_EPOCH},
+};
+
+use crate::{
+    platform::{output, supervisor},
+    target::memory,
+};
+
+/// Seconds since the epoch at which the newest input in `dir` was saved; 0 for none.
+pub fn newest_save(dir: &Path) -> u64 {
+    output::newest_input(dir)
+        .and_then(|file| file.metadata().ok()?.modified().ok())
+        .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |since| since.as_secs())
+}
+
+/// The largest resident memory of this process's descendants (the clients), in MiB.
+pub fn largest_client_rss_mb() -> u64 {
+    supervisor::descendants()
+        .into_iter()
+        .filter_map(memory::resident_mb)
+        .max()
+        .unwrap_or(0)
+}
+
+/// What an earlier run of a campaign in `out` had done: its run time and executions.
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct Before {
+    pub run_time: Duration,
+    pub execs_done: u64,
+}
+
+impl Before {
+    pub fn read(out: &Path) -> Self {
+        let text = std::fs::read_to_string(output::stats_file(out)).unwrap_or_default();
+        let stats = output::parse_fuzzer_stats(&text);
+        let number = |key: &str| stats.get(key).and_then(|v| v.parse::<u64>().ok());
+        Self {
+            run_time: Duration::from_secs(number("run_time").unwrap_or(0)),
+            execs_done: number("execs_done").unwrap_or(0),
+        }
+    }
+}
