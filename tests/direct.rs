@@ -74,7 +74,7 @@ fn crashme_crash_and_hang_are_found_saved_and_replayed() {
 fn libpng_coverage_grows_well_beyond_the_seeds() {
     let bin = fuzzer("libpng");
     let corpus = corpus("libpng");
-    let dict = corpus.join("png.dict");
+    let dict = root().join("dictionaries/png.dict");
     let tmp = TempDir::new("direct-libpng");
     // Seeds alone (plus one round of mutations), then a short real campaign.
     let seeds_out = tmp.path().join("seeds");
