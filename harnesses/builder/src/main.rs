@@ -3,6 +3,9 @@
 //! Runs after `cargo build --release` (the wrapper and `liblafuzz.a` must exist); cargo-make's
 //! `build` task does both. The libraries' sources come from crates.io crates
 //! (`harness_builder::library`). Only what is older than its inputs is rebuilt.
+//!
+//! `harness-builder [--no-yardstick] [NAME...]`: only the named harness groups and libraries
+//! (default: all); `--no-yardstick` leaves out the libraries' `-nocmplog` builds.
 
 use harness_builder::{
     compile::{self, Job},
@@ -126,7 +129,17 @@ fn run() -> Result<(), String> {
     }
     fs::create_dir_all(&paths.fuzzers).map_err(|e| e.to_string())?;
     fs::create_dir_all(&paths.build).map_err(|e| e.to_string())?;
-    let wanted: Vec<String> = env::args().skip(1).collect();
+    let (flags, wanted): (Vec<String>, Vec<String>) =
+        env::args().skip(1).partition(|a| a.starts_with("--"));
+    if let Some(unknown) = flags.iter().find(|f| *f != "--no-yardstick") {
+        return Err(format!("unknown option {unknown} (only --no-yardstick)"));
+    }
+    // `--no-yardstick`: the libraries without their `-nocmplog` build (what `run-*` needs).
+    let builds = if flags.is_empty() {
+        LIBRARY_BUILDS
+    } else {
+        &LIBRARY_BUILDS[..1]
+    };
     let want = |name: &str| wanted.is_empty() || wanted.iter().any(|w| w == name);
     let harnesses = C_HARNESSES
         .iter()
@@ -135,7 +148,7 @@ fn run() -> Result<(), String> {
         .collect();
     compile::run_all(harnesses)?;
     let libraries: Vec<&Library> = LIBRARIES.iter().filter(|l| want(l.name)).collect();
-    build_libraries(&paths, &libraries)?;
+    build_libraries(&paths, &libraries, builds)?;
     Ok(())
 }
 
@@ -154,12 +167,16 @@ fn c_harness_job(p: &Paths, h: &CHarness) -> Job {
 
 /// Compiles every library and harness the two ways, then archives and links: each step only
 /// where its output is older than its inputs.
-fn build_libraries(p: &Paths, libraries: &[&Library]) -> Result<(), String> {
+fn build_libraries(
+    p: &Paths,
+    libraries: &[&Library],
+    builds: &[LibraryBuild],
+) -> Result<(), String> {
     let (cc, cxx) = (p.bin.join("libafl_cc"), p.bin.join("libafl_cxx"));
     let runtime = p.bin.join("liblafuzz.a");
     let (mut compiles, mut archives, mut links) = (Vec::new(), Vec::new(), Vec::new());
     for lib in libraries {
-        for how in LIBRARY_BUILDS {
+        for how in builds {
             let build = p.build.join(format!("{}{}", lib.name, how.suffix));
             let mut flags: Vec<String> = how.flags.iter().map(|f| f.to_string()).collect();
             flags.extend(["-O2".into(), "-g".into()]);
