@@ -12,13 +12,17 @@
 //! (`pass/cmp-guard.cc`) calls each `trace-cmp` hook only while a tracing run is on, so other
 //! executions pay a load and an untaken branch per comparison instead of a call. `--no-cmplog`
 //! (or `LAFUZZ_NO_CMPLOG=1`) turns it off.
+//!
+//! The runtimes and passes are found by `parts.rs`: where cargo built them, or in an install's
+//! `lib/lafuzz/` beside the wrapper's `bin/` (`cargo make install PREFIX=DIR`);
+//! `--print-parts` lists them.
 
 use std::{env, path::PathBuf, process};
 
-use libafl_cc::{ClangWrapper, CompilerWrapper, LLVMPasses, ToolWrapper};
+use libafl_cc::{ClangWrapper, CompilerWrapper, ToolWrapper};
 
-/// Name of the runtime static library (`lib<name>.a`) linked into every executable.
-const RUNTIME_LIB: &str = "lafuzz";
+mod parts;
+pub use parts::Part;
 
 /// Linker script giving the 8-bit counters whole pages of their own: fork mode maps those pages
 /// shared with its children, which must not share any other global with the parent. The page is
@@ -50,25 +54,6 @@ fn counters_linker_script() -> std::io::Result<PathBuf> {
     }
     Ok(path)
 }
-
-/// Where `liblafuzz.a` lives: `LAFUZZ_RUNTIME_DIR` if set, else next to this wrapper
-/// (cargo puts both in `target/<profile>/`).
-fn runtime_dir() -> PathBuf {
-    if let Some(dir) = env::var_os("LAFUZZ_RUNTIME_DIR") {
-        return PathBuf::from(dir);
-    }
-    env::current_exe()
-        .ok()
-        .and_then(|exe| exe.parent().map(PathBuf::from))
-        .unwrap_or_else(|| PathBuf::from("."))
-}
-
-/// The standalone runtime, built by this crate's build script.
-const STANDALONE_RUNTIME: &str = concat!(env!("OUT_DIR"), "/liblafuzz_standalone.a");
-
-/// The pass plugin that puts each comparison hook behind a test of the tracing flag (built by
-/// this crate's build script, absent when LLVM's development files were missing).
-const CMP_GUARD_PASS: &str = concat!(env!("OUT_DIR"), "/lafuzz-cmp-guard.so");
 
 /// AFL++'s source-level API, as afl-clang-fast defines it, mapped onto the standalone runtime.
 const AFL_API_DEFINES: &[&str] = &[
@@ -125,6 +110,30 @@ fn env_on(name: &str) -> bool {
     env::var(name).is_ok_and(|v| v == "1")
 }
 
+/// The part's path, `None` for a pass the build left out; a part that is missing ends the wrapper
+/// with an error naming it, rather than a build without it.
+fn part(part: Part) -> Option<PathBuf> {
+    part.find().unwrap_or_else(|e| {
+        eprintln!("libafl_cc: error: {e}");
+        process::exit(1);
+    })
+}
+
+/// `--print-parts`: each part's path, one per line (what `cargo make install` copies).
+fn print_parts() -> ! {
+    for p in Part::ALL {
+        match p.find() {
+            Ok(Some(path)) => println!("{}", path.display()),
+            Ok(None) => {}
+            Err(e) => {
+                eprintln!("libafl_cc: error: {e}");
+                process::exit(1);
+            }
+        }
+    }
+    process::exit(0)
+}
+
 /// Runs clang (C or C++) with our instrumentation and runtime, and exits with its status.
 pub fn run(is_cpp: bool) -> ! {
     let mut args = without_libfuzzer_flags(env::args().collect());
@@ -137,8 +146,9 @@ pub fn run(is_cpp: bool) -> ! {
         );
         process::exit(2);
     }
-    let dir = runtime_dir();
-    let lib = dir.join(format!("lib{RUNTIME_LIB}.a"));
+    if args.get(1).map(String::as_str) == Some("--print-parts") {
+        print_parts();
+    }
     let mut cc = ClangWrapper::new();
     cc.cpp(is_cpp)
         .silence(true)
@@ -148,32 +158,30 @@ pub fn run(is_cpp: bool) -> ! {
         eprintln!("libafl_cc: cannot parse arguments: {e:?}");
         process::exit(2);
     }
-    if cc.is_linking() && !standalone && !lib.exists() {
-        eprintln!(
-            "libafl_cc: runtime {} not found; build it with `cargo build --release` \
-             or set LAFUZZ_RUNTIME_DIR",
-            lib.display()
-        );
-        process::exit(2);
-    }
     cc.add_arg("-fsanitize-coverage=inline-8bit-counters");
     if cmplog {
         for flag in CMPLOG_FLAGS {
             cc.add_arg(flag);
         }
-        if std::path::Path::new(CMP_GUARD_PASS).exists() {
-            cc.add_arg(format!("-fpass-plugin={CMP_GUARD_PASS}"));
+        if let Some(pass) = part(Part::CmpGuardPass) {
+            cc.add_arg(format!("-fpass-plugin={}", pass.display()));
         }
     }
     if standalone {
         for define in AFL_API_DEFINES {
             cc.add_arg(define);
         }
+        if cc.is_linking() {
+            let runtime = part(Part::StandaloneRuntime).unwrap_or_default();
+            cc.add_link_arg("-Wl,--whole-archive")
+                .add_link_arg(runtime.display().to_string())
+                .add_link_arg("-Wl,--no-whole-archive");
+        }
+    } else if cc.is_linking() {
+        let runtime = part(Part::Runtime).unwrap_or_default();
         cc.add_link_arg("-Wl,--whole-archive")
-            .add_link_arg(STANDALONE_RUNTIME)
+            .add_link_arg(runtime.display().to_string())
             .add_link_arg("-Wl,--no-whole-archive");
-    } else {
-        cc.link_staticlib(&dir, RUNTIME_LIB);
     }
     if cc.is_linking() {
         match counters_linker_script() {
@@ -186,8 +194,13 @@ pub fn run(is_cpp: bool) -> ! {
             }
         }
     }
-    if LLVMPasses::AutoTokens.path().exists() {
-        cc.add_pass(LLVMPasses::AutoTokens);
+    if let Some(pass) = part(Part::AutotokensPass) {
+        // As libafl_cc's `add_pass` loads its passes, from wherever the part is.
+        let pass = pass.display().to_string();
+        for arg in ["-Xclang", "-load", "-Xclang", &pass, "-Xclang"] {
+            cc.add_arg(arg);
+        }
+        cc.add_arg(format!("-fpass-plugin={pass}"));
     }
     match cc.run() {
         Ok(Some(code)) => process::exit(code),
