@@ -59,6 +59,10 @@ struct Options {
     /// Skip the extras: empty harness, bare loop, scaling, magic harness.
     #[arg(long)]
     no_extras: bool,
+    /// Run the fuzzers two at a time, each on its own core, even those a real bench runs alone:
+    /// for runs that check that everything works, not what it measures (the smoke test).
+    #[arg(long)]
+    in_pairs: bool,
     /// Trials for time-to-crash on the magic harness.
     #[arg(long, default_value_t = 3)]
     magic_trials: usize,

@@ -27,6 +27,16 @@ pub struct Bench<'a> {
     pub core: usize,
 }
 
+/// `--in-pairs`: the fuzzers that would run alone, two at a time.
+fn in_pairs(groups: Vec<Vec<&Fuzzer>>) -> Vec<Vec<&Fuzzer>> {
+    let (alone, together): (Vec<_>, Vec<_>) = groups.into_iter().partition(|g| g.len() == 1);
+    let alone: Vec<&Fuzzer> = alone.into_iter().flatten().collect();
+    together
+        .into_iter()
+        .chain(alone.chunks(2).map(<[&Fuzzer]>::to_vec))
+        .collect()
+}
+
 impl Bench<'_> {
     /// One trial of the chosen fuzzers on `lib`: alone, or side by side where a pair is
     /// compared (see `cmplog_cost.rs`).
@@ -45,7 +55,11 @@ impl Bench<'_> {
             .filter(|f| self.afl || !f.needs_afl())
             .collect();
         let mut runs = Vec::new();
-        for group in cmplog_cost::side_by_side_groups(&chosen) {
+        let mut groups = cmplog_cost::side_by_side_groups(&chosen);
+        if self.opts.in_pairs {
+            groups = in_pairs(groups);
+        }
+        for group in groups {
             let cores: Vec<Option<usize>> = match group.len() {
                 1 => vec![Some(self.core)],
                 _ => supervise::pair_cores(trial).map(Some).to_vec(),
