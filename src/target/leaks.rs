@@ -37,8 +37,8 @@ static ON: AtomicBool = AtomicBool::new(false);
 /// in-process client is replaced by a fresh one (see [`time_to_replace_process`]).
 static SPENT: OnceLock<Instant> = OnceLock::new();
 /// How long a client that found a leak fuzzes on without leak checks before it is replaced. At
-/// once cost a restart per leaking input: on a harness where one input in a few leaks, 12,000
-/// executions per second instead of 2 million.
+/// once cost a restart per leaking input: on `harnesses/leak`, where many inputs leak, 12,000
+/// executions per second; after a second, 1.6 million (2.2 million without leak detection).
 const FUZZ_ON_AFTER_A_LEAK: Duration = Duration::from_secs(1);
 static LAST_LEAKED: AtomicBool = AtomicBool::new(false);
 static FRUITLESS: AtomicU32 = AtomicU32::new(0);
