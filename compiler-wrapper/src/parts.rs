@@ -62,11 +62,12 @@ impl Part {
         let dir = env::var_os("LAFUZZ_RUNTIME_DIR")
             .map(PathBuf::from)
             .or_else(|| installed.is_dir().then_some(installed));
-        let path = match dir {
+        let path = match &dir {
             Some(dir) => dir.join(self.file_name()),
             None => self.built(),
         };
-        let optional = dir_is_build() && matches!(self, Part::CmpGuardPass | Part::AutotokensPass);
+        // Where cargo built the wrapper, a pass the build could not make is left out.
+        let optional = dir.is_none() && matches!(self, Part::CmpGuardPass | Part::AutotokensPass);
         match (path.exists(), optional) {
             (true, _) => Ok(Some(path)),
             (false, true) => Ok(None),
@@ -100,9 +101,4 @@ fn wrapper_dir() -> PathBuf {
 /// An install's parts: `PREFIX/lib/lafuzz` beside `PREFIX/bin`.
 fn installed_dir() -> PathBuf {
     wrapper_dir().join("../lib/lafuzz")
-}
-
-/// Whether the wrapper runs where cargo built it (no install's parts beside it, no override).
-fn dir_is_build() -> bool {
-    env::var_os("LAFUZZ_RUNTIME_DIR").is_none() && !installed_dir().is_dir()
 }

@@ -12,7 +12,7 @@ use std::{
 use super::{report, write_artifact, Flags};
 use crate::{
     minimize::sha1_name,
-    platform::{output, supervisor},
+    platform::output,
     target::{isolated::Outcome, memory},
 };
 
@@ -133,13 +133,7 @@ impl<'a> Watcher<'a> {
 
     pub(super) fn look(&mut self) {
         self.last_look = Instant::now();
-        self.peak_rss_mb = self.peak_rss_mb.max(
-            supervisor::descendants()
-                .into_iter()
-                .filter_map(memory::resident_mb)
-                .max()
-                .unwrap_or(0),
-        );
+        self.peak_rss_mb = self.peak_rss_mb.max(memory::largest_in_process_tree_mb());
         self.copy_new_inputs();
         let stats = self.stats();
         if stats.execs > 0 {

@@ -19,8 +19,10 @@ use libafl_bolts::{current_time, ClientId, Error};
 pub use stats::Snapshot;
 
 use crate::{
-    cmplog::learned_tokens::LEARNED_TOKENS_STAT, engine::CYCLES_DONE_STAT, platform::output,
-    target::reproduce::Reproduce,
+    cmplog::learned_tokens::LEARNED_TOKENS_STAT,
+    engine::CYCLES_DONE_STAT,
+    platform::output,
+    target::{memory, reproduce::Reproduce},
 };
 
 /// Name of the user statistic in which the coverage feedback (`novelty`) reports the map.
@@ -156,7 +158,7 @@ impl CampaignMonitor {
     /// The peak resident memory of the clients, looked at once a second, and the most queue
     /// cycles so far.
     fn measure_memory(&mut self, snap: &mut Snapshot) {
-        self.peak_rss_mb = self.peak_rss_mb.max(observed::largest_client_rss_mb());
+        self.peak_rss_mb = self.peak_rss_mb.max(memory::largest_in_process_tree_mb());
         snap.peak_rss_mb = self.peak_rss_mb;
         self.cycles_done = self.cycles_done.max(snap.cycles_done);
         snap.cycles_done = self.cycles_done;

@@ -1,17 +1,14 @@
-//! What the monitor measures itself, beside LibAFL's statistics: when the newest queue entry
-//! and crash were saved (on disk, where the user finds them), the campaign's peak resident
-//! memory, and what a resumed campaign had done before (its last `fuzzer_stats`), so run time,
-//! executions and `plot_data` go on from there.
+//! What the monitor reads itself, beside LibAFL's statistics: when the newest queue entry and
+//! crash were saved (on disk, where the user finds them), and what a resumed campaign had done
+//! before (its last `fuzzer_stats`), so run time, executions and `plot_data` go on from there.
+//! The clients' peak memory is `target::memory`'s.
 
 use std::{
     path::Path,
     time::{Duration, UNIX_EPOCH},
 };
 
-use crate::{
-    platform::{output, supervisor},
-    target::memory,
-};
+use crate::platform::output;
 
 /// Seconds since the epoch at which the newest input in `dir` was saved; 0 for none.
 pub fn newest_save(dir: &Path) -> u64 {
@@ -19,15 +16,6 @@ pub fn newest_save(dir: &Path) -> u64 {
         .and_then(|file| file.metadata().ok()?.modified().ok())
         .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
         .map_or(0, |since| since.as_secs())
-}
-
-/// The largest resident memory of this process's descendants (the clients), in MiB.
-pub fn largest_client_rss_mb() -> u64 {
-    supervisor::descendants()
-        .into_iter()
-        .filter_map(memory::resident_mb)
-        .max()
-        .unwrap_or(0)
 }
 
 /// What an earlier run of a campaign in `out` had done: its run time and executions.

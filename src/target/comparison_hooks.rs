@@ -41,7 +41,7 @@ pub fn enable_value_profile() {
     set_hooks(true);
 }
 
-pub fn value_profile() -> bool {
+fn value_profile() -> bool {
     VALUE_PROFILE.load(Ordering::Relaxed)
 }
 

@@ -39,6 +39,16 @@ pub fn resident_mb(pid: libc::pid_t) -> Option<u64> {
 }
 
 /// How many processes of our memory cgroup the kernel has killed for memory (v2's
+/// The largest resident memory of this process and its descendants, in MiB (0 when none could
+/// be read): a campaign's peak, sampled.
+pub fn largest_in_process_tree_mb() -> u64 {
+    crate::platform::supervisor::descendants()
+        .into_iter()
+        .filter_map(resident_mb)
+        .max()
+        .unwrap_or(0)
+}
+
 /// `memory.events`, v1's `memory.oom_control`); 0 when neither can be read.
 pub fn kernel_oom_kills() -> u64 {
     let Ok(cgroups) = fs::read_to_string("/proc/self/cgroup") else {
