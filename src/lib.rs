@@ -14,7 +14,8 @@
 //! - `engine/`: the stages and the fuzzing loop every mode runs, and what a client saves;
 //! - `cmplog/` (comparison logging and solving) over `mutators/`;
 //! - `types.rs`: the concrete LibAFL types;
-//! - `solutions/`: crashes, hangs and out-of-memory inputs;
+//! - `solutions/`: crashes, hangs, out-of-memory inputs and leaks, saved and described by
+//!   `triage/` (which also holds the `triage` command);
 //! - `target/`: the linked harness, one input in a forked child, memory, the standalone
 //!   runtime's ABI, how a finding is reproduced;
 //! - `coverage/`: hit counts and buckets, novelty, corpus weight, scheduler;
@@ -36,6 +37,7 @@ pub mod platform;
 mod replay;
 mod solutions;
 mod target;
+mod triage;
 mod types;
 
 use mimalloc::MiMalloc;
@@ -74,6 +76,7 @@ pub fn run_command_line() -> i32 {
         Command::Replay(opts) => replay::run(&opts),
         Command::Minimize(opts) => minimize::run_minimize(&opts),
         Command::MinimizeCorpus(opts) => minimize::run_minimize_corpus(&opts),
+        Command::Triage(opts) => triage::run(&opts),
     };
     result.unwrap_or_else(|msg| {
         eprintln!("lafuzz: error: {msg}");

@@ -10,9 +10,11 @@ use std::{
 
 use crate::{
     options::ReplayOptions,
+    platform::output,
     target::{
         harness,
         isolated::{self, signal_name, Limits, Outcome},
+        stack,
     },
 };
 
@@ -30,6 +32,8 @@ fn describe(outcome: Outcome, timeout: Duration) -> String {
 
 pub fn run(opts: &ReplayOptions) -> Result<i32, String> {
     let timeout = opts.timeout;
+    // The children print their stack when they crash or time out, as libFuzzer does.
+    stack::print_on_fatal_signals();
     harness::set_up(
         opts.malloc_limit_mb.unwrap_or(opts.rss_limit_mb),
         !opts.no_detect_leaks,
@@ -57,7 +61,9 @@ pub fn run(opts: &ReplayOptions) -> Result<i32, String> {
         }
         outcomes.push(outcome);
     } else {
-        for file in &opts.files {
+        // `replay out/crashes/*` means the inputs, not their descriptions.
+        let inputs = opts.files.iter().filter(|f| !output::is_description(f));
+        for file in inputs {
             let (outcome, _) = isolated::run(&[&read(file)?], limits, false)?;
             if !opts.quiet {
                 println!("{}: {}", file.display(), describe(outcome, timeout));

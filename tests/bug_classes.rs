@@ -338,6 +338,15 @@ fn an_asan_report_in_direct_mode_is_a_crash_that_replays_with_the_report() {
         report.contains("in LLVMFuzzerTestOneInput") && report.contains("overflow.c:"),
         "{report}"
     );
+    // Its description (see tests/triage.rs) names the report's kind and the harness's frame.
+    let described = fs::read_to_string(format!("{}.txt", crash.display())).unwrap();
+    assert!(
+        described.contains("kind: heap-buffer-overflow READ 1\n")
+            && described.contains("state: LLVMFuzzerTestOneInput\n")
+            && described.contains("#0 LLVMFuzzerTestOneInput ")
+            && described.contains("overflow.c:14"),
+        "{described}"
+    );
 }
 
 /// A harness that writes a line to stdout and one to stderr for every input.

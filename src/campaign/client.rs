@@ -22,8 +22,9 @@ use crate::{
     engine::{saved_state, Client},
     modes::ExecutionMode,
     platform::output,
-    solutions::{self, NewSolutions, SkipKnownSolutions, SolutionsOnDisk, Triage},
-    target::{comparison_hooks, harness},
+    solutions::{self, NewSolutions, SkipKnownSolutions, SolutionsOnDisk},
+    target::{comparison_hooks, harness, reproduce::Reproduce},
+    triage::Describer,
     types::{Calibration, CoverageFeedback, EdgesObserver, Mgr, State, ValueProfileMap},
 };
 
@@ -49,21 +50,25 @@ pub fn run(
     let value_profile = comparison_hooks::value_profile_observer();
     let (calibration, mut feedback) = coverage_feedback(&edges, &value_profile, config);
     let generalization = config.grimoire.then(|| GeneralizationStage::new(&edges));
-    let mut objective = NewSolutions::new(&edges);
+    let reproduce = mode.reproduce(&config.opts);
+    let describer = match &reproduce {
+        Reproduce::Target { command } => {
+            Describer::for_target(command.clone(), config.opts.timeout)
+        }
+        Reproduce::Replay { .. } => {
+            Describer::for_this_binary(config.opts.timeout, config.opts.rss_limit_mb)?
+        }
+    };
+    let mut objective = NewSolutions::new(&edges, describer, &config.output);
 
     let mut state = match state {
         Some(state) => state,
         None => {
-            let triage = if mode.triages_crashes() {
-                Some(Triage::for_this_binary(config.opts.timeout)?)
-            } else {
-                None
-            };
             let queue_dir = output::client_queue_dir(&config.output, client.id());
             let mut state = StdState::new(
                 StdRand::with_seed(config.opts.seed.unwrap_or_else(current_nanos)),
                 InMemoryOnDiskCorpus::no_meta(queue_dir.clone())?,
-                SolutionsOnDisk::new(&config.output, triage),
+                SolutionsOnDisk::new(&config.output, mode.triages_crashes(), reproduce),
                 &mut feedback,
                 &mut objective,
             )?;

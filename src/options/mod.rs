@@ -11,7 +11,7 @@ use clap::{error::ErrorKind, Parser, Subcommand};
 
 pub use fuzz::{FuzzOptions, Mode};
 pub use minimize::{MinimizeCorpusOptions, MinimizeOptions, RunLimits};
-pub use replay::ReplayOptions;
+pub use replay::{ReplayOptions, TriageOptions};
 
 #[derive(Debug, Parser)]
 #[command(
@@ -35,6 +35,9 @@ pub enum Command {
     Minimize(MinimizeOptions),
     /// Keep the smallest inputs that together have all of a corpus's coverage (as afl-cmin).
     MinimizeCorpus(MinimizeCorpusOptions),
+    /// Sort a campaign's crashes, hangs, out-of-memory inputs and leaks into bugs: one line
+    /// per bucket (kind and top three frames), with the commands that reproduce and minimize.
+    Triage(TriageOptions),
 }
 
 impl Cli {

@@ -1,4 +1,5 @@
-//! `replay FILE...`: run inputs in a fresh process and say what they do.
+//! `replay FILE...`: run inputs in a fresh process and say what they do; `triage OUT`: what a
+//! campaign's findings are.
 
 use std::{path::PathBuf, time::Duration};
 
@@ -31,4 +32,17 @@ pub struct ReplayOptions {
     /// Do not look for memory leaks (LeakSanitizer builds look by default: `LEAK`).
     #[arg(long)]
     pub no_detect_leaks: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TriageOptions {
+    /// The campaign's output directory (`fuzz -o`).
+    #[arg(value_name = "OUT")]
+    pub output: PathBuf,
+    /// Per-input timeout in milliseconds, for findings described now (saved without one).
+    #[arg(short = 't', long = "timeout", value_name = "MS", default_value = "1000", value_parser = parse_millis)]
+    pub timeout: Duration,
+    /// Memory limit in MiB for findings described now (0: none).
+    #[arg(long, value_name = "MB", default_value_t = 2048)]
+    pub rss_limit_mb: u64,
 }

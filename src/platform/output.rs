@@ -14,14 +14,38 @@ pub fn is_hidden(file_name: &OsStr) -> bool {
     file_name.as_encoded_bytes().starts_with(b".")
 }
 
-/// The saved inputs of one directory, sorted: its non-hidden entries (not recursive; a flaky
-/// crash is a directory of inputs).
+/// A saved input of an output directory: neither bookkeeping nor a finding's description
+/// (`NAME.txt`; our inputs' names are hashes, with no dot).
+fn is_saved_input(file_name: &OsStr) -> bool {
+    !is_hidden(file_name)
+        && !file_name
+            .as_encoded_bytes()
+            .ends_with(DESCRIPTION_SUFFIX.as_bytes())
+}
+
+const DESCRIPTION_SUFFIX: &str = ".txt";
+
+/// A saved finding's description, beside the finding (a shell's `crashes/*` names both).
+pub fn is_description(path: &Path) -> bool {
+    let text = path.as_os_str().as_encoded_bytes();
+    text.ends_with(DESCRIPTION_SUFFIX.as_bytes()) && path.with_extension("").is_file()
+}
+
+/// Where a saved finding's description goes: beside it, `NAME.txt` (see `triage/`).
+pub fn description_file(input: &Path) -> PathBuf {
+    let mut name = input.as_os_str().to_owned();
+    name.push(DESCRIPTION_SUFFIX);
+    PathBuf::from(name)
+}
+
+/// The saved inputs of one output directory, sorted (not recursive; a flaky crash is a
+/// directory of inputs).
 pub fn visible_entries(dir: &Path) -> Vec<PathBuf> {
     let mut entries: Vec<PathBuf> = fs::read_dir(dir)
         .map(|entries| {
             entries
                 .filter_map(Result::ok)
-                .filter(|e| !is_hidden(&e.file_name()))
+                .filter(|e| is_saved_input(&e.file_name()))
                 .map(|e| e.path())
                 .collect()
         })
@@ -158,7 +182,7 @@ pub fn count_inputs(dir: &Path) -> usize {
     fs::read_dir(dir).map_or(0, |entries| {
         entries
             .filter_map(Result::ok)
-            .filter(|e| !is_hidden(&e.file_name()))
+            .filter(|e| is_saved_input(&e.file_name()))
             .count()
     })
 }
@@ -168,7 +192,7 @@ pub fn newest_input(dir: &Path) -> Option<PathBuf> {
     fs::read_dir(dir)
         .ok()?
         .filter_map(Result::ok)
-        .filter(|e| !is_hidden(&e.file_name()))
+        .filter(|e| is_saved_input(&e.file_name()))
         .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())
         .map(|e| e.path())
 }

@@ -1,5 +1,6 @@
 //! Saving crashes and hangs: the state's solutions corpus, the one writer of `crashes/`,
-//! `hangs/`, `ooms/` and `crashes-flaky/` (as libFuzzer's artifacts are written by LibAFL's
+//! `hangs/`, `ooms/`, `leaks/` and `crashes-flaky/`, and of each finding's description
+//! `NAME.txt` (as libFuzzer's artifacts are written by LibAFL's
 //! `ArtifactCorpus`, beside the feedback that decides), and of the input a client was running
 //! when it was killed from outside ([`save_killed_clients_input`], for the restarter).
 
@@ -16,12 +17,15 @@ use libafl::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::{SolutionKind, Triage};
-use crate::{platform::output, target::harness};
+use super::{Described, SolutionKind};
+use crate::{
+    platform::output,
+    target::{harness, reproduce::Reproduce},
+};
 
-/// Writes each solution the objective accepted to the output directory, then keeps it in
-/// memory (solutions are few: one per new coverage). Lives in the fuzzer state, so a restarted
-/// client keeps its directories and triage.
+/// Writes each solution the objective accepted to the output directory, with its description,
+/// then keeps it in memory (solutions are few: one per new coverage or bucket). Lives in the
+/// fuzzer state, so a restarted client keeps its directories.
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(bound = "I: Serialize + for<'a> Deserialize<'a>")]
 pub struct SolutionsOnDisk<I> {
@@ -30,45 +34,55 @@ pub struct SolutionsOnDisk<I> {
     hangs: PathBuf,
     ooms: PathBuf,
     leaks: PathBuf,
-    /// In-process modes: crashes are run again alone before being called reproducible.
-    triage: Option<Triage>,
+    /// In-process modes: a crash that does not fail again alone is flaky.
+    flaky_aware: bool,
+    /// Written into each description: how to reproduce (and minimize) the finding.
+    reproduce: Reproduce,
     saved: InMemoryCorpus<I>,
 }
 
 impl<I> SolutionsOnDisk<I> {
-    pub fn new(out: &Path, triage: Option<Triage>) -> Self {
+    pub fn new(out: &Path, flaky_aware: bool, reproduce: Reproduce) -> Self {
         Self {
             crashes: output::crashes_dir(out),
             flaky_crashes: output::flaky_crashes_dir(out),
             hangs: output::hangs_dir(out),
             ooms: output::ooms_dir(out),
             leaks: output::leaks_dir(out),
-            triage,
+            flaky_aware,
+            reproduce,
             saved: InMemoryCorpus::new(),
         }
     }
 
-    fn save(&self, kind: SolutionKind, bytes: &[u8]) -> io::Result<()> {
+    fn save(
+        &self,
+        kind: SolutionKind,
+        bytes: &[u8],
+        described: Option<&Described>,
+    ) -> io::Result<()> {
         let name = output::input_name(bytes);
-        match (kind, &self.triage) {
-            (SolutionKind::Hang, _) => output::write_atomic(&self.hangs.join(name), bytes),
-            (SolutionKind::OutOfMemory, _) => output::write_atomic(&self.ooms.join(name), bytes),
-            // LeakSanitizer's report is the proof: a leak needs no second run.
-            (SolutionKind::Leak, _) => output::write_atomic(&self.leaks.join(name), bytes),
-            (SolutionKind::Crash, None) => output::write_atomic(&self.crashes.join(name), bytes),
-            (SolutionKind::Crash, Some(triage)) => self.save_triaged_crash(triage, &name, bytes),
+        let flaky = self.flaky_aware && described.is_some_and(|d| !d.reproduced);
+        let dir = match kind {
+            SolutionKind::Crash if flaky => return self.save_flaky_crash(&name, bytes),
+            SolutionKind::Crash => &self.crashes,
+            SolutionKind::Hang => &self.hangs,
+            SolutionKind::OutOfMemory => &self.ooms,
+            SolutionKind::Leak => &self.leaks,
+        };
+        let file = dir.join(name);
+        // The description first: whoever sees the input can read what it is.
+        if let Some(described) = described {
+            let minimizable = matches!(kind, SolutionKind::Crash | SolutionKind::OutOfMemory);
+            let text = described.text.clone() + &self.reproduce.described(&file, minimizable);
+            output::write_atomic(&output::description_file(&file), text.as_bytes())?;
         }
+        output::write_atomic(&file, bytes)
     }
 
-    /// A crash that reproduces alone goes to `crashes/`; one that does not goes to
-    /// `crashes-flaky/NAME/` with the inputs that ran before it in this process.
-    fn save_triaged_crash(&self, triage: &Triage, name: &str, bytes: &[u8]) -> io::Result<()> {
-        // Hidden until triaged: users and the monitor only see decided crashes.
-        let pending = self.crashes.join(format!(".triage-{name}"));
-        fs::write(&pending, bytes)?;
-        if triage.reproduces(&pending) {
-            return fs::rename(pending, self.crashes.join(name));
-        }
+    /// A crash that does not fail alone goes to `crashes-flaky/NAME/` with the inputs that ran
+    /// before it in this process.
+    fn save_flaky_crash(&self, name: &str, bytes: &[u8]) -> io::Result<()> {
         let sequence = self.flaky_crashes.join(name);
         let partial = self.flaky_crashes.join(format!(".{name}.partial"));
         let _ = fs::remove_dir_all(&partial);
@@ -81,19 +95,19 @@ impl<I> SolutionsOnDisk<I> {
             fs::write(partial.join(format!("{i:04}")), input)?;
         }
         if sequence.exists() {
-            let _ = fs::remove_dir_all(&partial);
+            fs::remove_dir_all(&partial)
         } else {
-            fs::rename(partial, sequence)?;
+            fs::rename(partial, sequence)
         }
-        fs::remove_file(pending)
     }
 }
 
 impl<I: HasTargetBytes> Corpus<I> for SolutionsOnDisk<I> {
     fn add(&mut self, testcase: Testcase<I>) -> Result<CorpusId, Error> {
         let kind = testcase.metadata::<SolutionKind>().ok().copied();
+        let described = testcase.metadata::<Described>().ok();
         if let (Some(kind), Some(input)) = (kind, testcase.input()) {
-            self.save(kind, &input.target_bytes())
+            self.save(kind, &input.target_bytes(), described)
                 .map_err(|e| Error::os_error(e, "cannot save a solution"))?;
         }
         self.saved.add(testcase)
@@ -185,7 +199,8 @@ mod tests {
     fn solutions_are_filed_by_kind() {
         let out = std::env::temp_dir().join(format!("lafuzz-solutions-{}", std::process::id()));
         output::prepare(&out).unwrap();
-        let mut corpus = SolutionsOnDisk::<BytesInput>::new(&out, None);
+        let mut corpus =
+            SolutionsOnDisk::<BytesInput>::new(&out, false, Reproduce::for_this_binary());
         for (bytes, kind) in [
             (&b"boom"[..], SolutionKind::Crash),
             (b"slow", SolutionKind::Hang),

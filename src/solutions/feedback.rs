@@ -1,6 +1,12 @@
 //! Deciding which crashes and hangs are new: the objective feedback.
 
-use std::{borrow::Cow, marker::PhantomData};
+use std::{
+    borrow::Cow,
+    collections::HashMap,
+    marker::PhantomData,
+    path::{Path, PathBuf},
+    time::{Duration, Instant},
+};
 
 use libafl::{
     corpus::Testcase,
@@ -8,15 +14,21 @@ use libafl::{
     feedbacks::{Feedback, StateInitializer},
     inputs::HasTargetBytes,
     observers::MapObserver,
+    state::HasStartTime,
     Error, HasMetadata, HasNamedMetadata,
 };
 use libafl_bolts::{
+    current_time,
     tuples::{Handle, Handled, MatchName, MatchNameRef},
     Named,
 };
 use serde::{Deserialize, Serialize};
 
-use super::{KnownSolutions, SolutionKind};
+use super::{Described, KnownSolutions, SolutionKind};
+use crate::{
+    platform::output,
+    triage::{buckets, Describer},
+};
 
 /// Highest hit-count bucket seen per map entry among the saved solutions of one kind.
 /// Kept in the fuzzer state, so it survives the client restart that follows every crash.
@@ -46,13 +58,51 @@ impl SolutionCoverage {
     }
 }
 
-/// The objective: a crash or hang whose coverage is new among the solutions of its kind. It
-/// remembers every crashing or hanging input (for the input filter) and tags new solutions
-/// with their [`SolutionKind`]; saving them is the solutions corpus's job.
+/// The bucket of each crash path (the hash of its coverage map) described in this client,
+/// and the time describing took. Every crash is described while that time stays within
+/// [`DESCRIBE_BUDGET`]: two bugs can share a path (a value, not a branch, decides which
+/// fires). Past it, a crash along a known path is counted in that path's bucket unrun.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct CrashPaths {
+    buckets: HashMap<u64, String>,
+    spent: Duration,
+    warned: bool,
+}
+libafl_bolts::impl_serdeany!(CrashPaths);
+
+impl CrashPaths {
+    /// Whether a crash along a known path is counted without describing it.
+    fn over_budget(&mut self, running: Duration) -> bool {
+        let over = self.spent > DESCRIBE_BUDGET.0 + running.mul_f64(DESCRIBE_BUDGET.1);
+        if over && !self.warned {
+            self.warned = true;
+            log::warn!(
+                "describing every crash takes over a twentieth of the time: from now on, a crash \
+                 along a path seen before is counted in that path's bucket without running it"
+            );
+        }
+        over
+    }
+}
+
+/// Describing crashes may take this long, plus this share of the client's running time.
+const DESCRIBE_BUDGET: (Duration, f64) = (Duration::from_secs(2), 0.05);
+
+/// Enough for the distinct crash paths of a long campaign; past it, each is described again.
+const MAX_CRASH_PATHS: usize = 1 << 16;
+
+/// The objective: a crash, hang, out-of-memory input or leak whose coverage is new among the
+/// solutions of its kind, or a crash in a bucket the campaign has not saved yet (see
+/// `triage/`). It remembers every failing input (for the input filter), describes what it
+/// keeps and tags it with its [`SolutionKind`] and [`Described`]; saving them is the
+/// solutions corpus's job.
 #[derive(Debug)]
 pub struct NewSolutions<C, O> {
     map: Handle<C>,
-    last: Option<SolutionKind>,
+    last: Option<(SolutionKind, Option<Described>)>,
+    /// How findings are run again to be described; the output directory holds the buckets.
+    describer: Describer,
+    out: PathBuf,
     phantom: PhantomData<O>,
 }
 
@@ -60,12 +110,70 @@ impl<C, O> NewSolutions<C, O>
 where
     C: Named + Handled,
 {
-    pub fn new(map_observer: &C) -> Self {
+    pub fn new(map_observer: &C, describer: Describer, out: &Path) -> Self {
         Self {
             map: map_observer.handle(),
             last: None,
+            describer,
+            out: out.to_path_buf(),
             phantom: PhantomData,
         }
+    }
+}
+
+impl<C, O> NewSolutions<C, O> {
+    /// Whether to keep a failing input, and its description when kept. A crash with new
+    /// coverage or in a new bucket is kept; any other kind only with new coverage.
+    fn classify<S: HasMetadata + HasStartTime>(
+        &self,
+        state: &mut S,
+        kind: SolutionKind,
+        input: &[u8],
+        path: u64,
+        new_coverage: bool,
+    ) -> Result<(bool, Option<Described>), Error> {
+        let crash = kind == SolutionKind::Crash;
+        if !new_coverage && !crash {
+            return Ok((false, None));
+        }
+        let running = current_time().saturating_sub(*state.start_time());
+        let known = state.metadata_or_insert_with(CrashPaths::default);
+        let counted_unrun = crash && !new_coverage && known.over_budget(running);
+        if let Some(bucket) = known.buckets.get(&path).filter(|_| counted_unrun) {
+            // An empty bucket: the path's crash did not fail alone.
+            if !bucket.is_empty() {
+                buckets::record_hit(&self.out, bucket)?;
+            }
+            return Ok((false, None));
+        }
+        let pending = buckets::dir(&self.out).join(format!(".describing-{}", std::process::id()));
+        std::fs::create_dir_all(buckets::dir(&self.out))?;
+        output::write_atomic(&pending, input)?;
+        let started = Instant::now();
+        let rerun = self.describer.run(&pending);
+        let _ = std::fs::remove_file(&pending);
+        state.metadata_or_insert_with(CrashPaths::default).spent += started.elapsed();
+        let described = Described {
+            reproduced: rerun.failed,
+            text: rerun.description.to_text(),
+        };
+        // One that did not fail alone (a flaky crash) has no bucket; it is kept with new
+        // coverage only.
+        let bucket = rerun.failed.then(|| rerun.description.bucket());
+        let new_bucket = match &bucket {
+            Some(bucket) => buckets::claim(&self.out, bucket)?,
+            None => false,
+        };
+        if crash {
+            if let Some(bucket) = &bucket {
+                buckets::record_hit(&self.out, bucket)?;
+            }
+            let known = state.metadata_or_insert_with(CrashPaths::default);
+            if known.buckets.len() < MAX_CRASH_PATHS {
+                known.buckets.insert(path, bucket.unwrap_or_default());
+            }
+        }
+        Ok((new_coverage || (crash && new_bucket), Some(described)))
     }
 }
 
@@ -84,7 +192,7 @@ where
     O: MapObserver<Entry = u8>,
     OT: MatchName,
     I: HasTargetBytes,
-    S: HasNamedMetadata + HasMetadata,
+    S: HasNamedMetadata + HasMetadata + HasStartTime,
 {
     fn is_interesting(
         &mut self,
@@ -107,15 +215,18 @@ where
             let map = observer.as_ref();
             (0..map.usable_count()).map(|i| map.get(i)).collect()
         });
+        let path = libafl_bolts::hash_std(&coverage);
         let seen = state.named_metadata_or_insert_with(
             kind.coverage_metadata_name(),
             SolutionCoverage::default,
         );
-        let new = seen.merge(coverage.into_iter());
-        if new {
-            self.last = Some(kind);
+        let new_coverage = seen.merge(coverage.into_iter());
+        let (keep, described) =
+            self.classify(state, kind, &input.target_bytes(), path, new_coverage)?;
+        if keep {
+            self.last = Some((kind, described));
         }
-        Ok(new)
+        Ok(keep)
     }
 
     fn append_metadata(
@@ -125,8 +236,11 @@ where
         _observers: &OT,
         testcase: &mut Testcase<I>,
     ) -> Result<(), Error> {
-        if let Some(kind) = self.last.take() {
+        if let Some((kind, described)) = self.last.take() {
             testcase.add_metadata(kind);
+            if let Some(described) = described {
+                testcase.add_metadata(described);
+            }
         }
         Ok(())
     }

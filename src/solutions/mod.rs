@@ -1,13 +1,13 @@
 //! Crashes and hangs. The objective feedback decides (`feedback.rs`: new coverage among the
-//! solutions of one kind, AFL-style, so a campaign keeps one file per distinct bug path); the
-//! state's solutions corpus saves (`corpus.rs`, the one writer of `crashes/`, `hangs/` and
-//! `crashes-flaky/`, which triages in-process crashes in a fresh process first, `triage.rs`);
-//! the fuzzer's input filter skips inputs already known to crash or hang (`filter.rs`).
+//! solutions of one kind, AFL-style, so a campaign keeps one file per distinct bug path, and
+//! the first crash of each bucket, see `triage/`, which describes each one it keeps); the
+//! state's solutions corpus saves (`corpus.rs`, the one writer of `crashes/`, `hangs/`,
+//! `ooms/`, `leaks/` and `crashes-flaky/`, and of each finding's description); the fuzzer's
+//! input filter skips inputs already known to crash or hang (`filter.rs`).
 
 mod corpus;
 mod feedback;
 mod filter;
-mod triage;
 
 use std::collections::HashSet;
 
@@ -19,7 +19,16 @@ use crate::target::leaks;
 pub use corpus::{save_killed_clients_input, SolutionsOnDisk};
 pub use feedback::NewSolutions;
 pub use filter::SkipKnownSolutions;
-pub use triage::Triage;
+
+/// A finding run again alone and described (`triage/`): the objective attaches it, the
+/// corpus writes its text beside the input.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Described {
+    /// It failed again alone; an in-process crash that did not is flaky.
+    pub reproduced: bool,
+    pub text: String,
+}
+libafl_bolts::impl_serdeany!(Described);
 
 /// What kind of solution a testcase is: the feedback attaches it, the corpus files by it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

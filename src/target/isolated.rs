@@ -14,6 +14,9 @@ use crate::{
     target::{harness, leaks, memory::resident_mb},
 };
 
+/// How long after its last input's timeout a child that has not ended is killed.
+const BACKSTOP_MARGIN: Duration = Duration::from_secs(6);
+
 /// How often a running input's memory is looked at.
 const RSS_CHECK_EVERY: Duration = Duration::from_millis(20);
 
@@ -99,9 +102,10 @@ pub fn run(
             libc::fcntl(pipe[0], libc::F_SETFL, libc::O_NONBLOCK);
         }
     }
-    // The child times each input itself (see `run_child`); this is the backstop.
-    let limit = limits.timeout * u32::try_from(inputs.len().max(1)).unwrap_or(u32::MAX)
-        + Duration::from_secs(1);
+    // The child times each input itself (see `run_child`); this is the backstop, late enough
+    // for `replay`'s child to print its stack (`stack.rs`) on a busy machine.
+    let limit =
+        limits.timeout * u32::try_from(inputs.len().max(1)).unwrap_or(u32::MAX) + BACKSTOP_MARGIN;
     let outcome = wait(pid, limit, limits.rss_limit_mb, || {
         if coverage {
             drain(pipe[0], &mut sent);
@@ -122,6 +126,7 @@ pub fn run(
 /// The child: runs the inputs, each within `timeout` (SIGALRM, whose default action ends the
 /// child, is reported as a timeout), sends the last one's features, leaves.
 fn run_child(inputs: &[&[u8]], timeout: Duration, features_to: Option<libc::c_int>) -> ! {
+    unblock_ending_signals();
     let counters = features_to.and_then(|_| harness::take_coverage_counters().ok());
     for (at, input) in inputs.iter().enumerate() {
         arm_timeout(timeout);
@@ -144,6 +149,29 @@ fn run_child(inputs: &[&[u8]], timeout: Duration, features_to: Option<libc::c_in
     }
     // SAFETY: leave without running the parent's exit handlers a second time.
     unsafe { libc::_exit(0) }
+}
+
+/// A child forked from a signal handler, or from a process started by one (a fuzzing client
+/// describes a hang from within its timeout handler), inherits its blocked signals: its timer
+/// would never end it, nor would a crash reach the stack printer (`stack.rs`).
+fn unblock_ending_signals() {
+    // SAFETY: sigset operations on a local set, then pthread_sigmask(2) for this thread.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in [
+            libc::SIGALRM,
+            libc::SIGSEGV,
+            libc::SIGBUS,
+            libc::SIGILL,
+            libc::SIGFPE,
+            libc::SIGABRT,
+            libc::SIGTRAP,
+        ] {
+            libc::sigaddset(&mut set, sig);
+        }
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+    }
 }
 
 /// In a forked child about to run one input: (re-)arms its real-time timer, whose SIGALRM

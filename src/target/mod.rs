@@ -2,8 +2,8 @@
 //! when its comparison hooks run (`comparison_hooks.rs`: tracing, value profile), its
 //! sanitizers' leak check (`leaks.rs`, with `sanitizers.c`), the input it is running (`inflight.rs`), one input in a forked child (`isolated.rs`), how much
 //! memory a process uses (`memory.rs`), what the standalone runtime and the fuzzer agree on
-//! (`runtime_abi.rs`, read from `runtime_constants.c`), and the command that reproduces a
-//! saved input (`reproduce.rs`).
+//! (`runtime_abi.rs`, read from `runtime_constants.c`), the command that reproduces a
+//! saved input (`reproduce.rs`), and the stack a dying child prints (`stack.rs`).
 //!
 //! Uses `platform/` and the hit-count buckets of `coverage/`.
 
@@ -15,3 +15,4 @@ pub mod leaks;
 pub mod memory;
 pub mod reproduce;
 pub mod runtime_abi;
+pub mod stack;

@@ -3,7 +3,7 @@
 use std::path::Path;
 
 /// How a user reproduces a saved input.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Reproduce {
     /// This fuzzer binary's `replay` command.
     Replay { exe: String },
@@ -37,6 +37,30 @@ impl Reproduce {
             }
         };
         words.join(" ")
+    }
+
+    /// The command that shrinks a saved crash (in-process builds: `minimize`).
+    pub fn minimize_command(&self, file: &Path) -> Option<String> {
+        let Self::Replay { exe } = self else {
+            return None;
+        };
+        let file = file.display().to_string();
+        Some(format!(
+            "{} minimize {} -o {}",
+            quote(exe),
+            quote(&file),
+            quote(&format!("{file}.min"))
+        ))
+    }
+
+    /// The lines a finding's description ends with: how to reproduce it, and to minimize it
+    /// when `minimizable` (a crash or an out-of-memory input: what `minimize` shrinks).
+    pub fn described(&self, file: &Path, minimizable: bool) -> String {
+        let mut text = format!("reproduce: {}\n", self.command(file, false));
+        if let Some(minimize) = self.minimize_command(file).filter(|_| minimizable) {
+            text += &format!("minimize: {minimize}\n");
+        }
+        text
     }
 }
 

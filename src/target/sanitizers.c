@@ -135,3 +135,15 @@ int lafuzz_silence_output(int stdout_too, int stderr_too) {
   close(null);
   return failed ? -1 : 0;
 }
+
+// For the stack printer of `replay`'s children (stack.rs): a sanitizer's own symbolized stack
+// of the calling thread (1), or 0 without a sanitizer; and whether ASan already reported (its
+// report has the stack that matters).
+__attribute__((weak)) void __sanitizer_print_stack_trace(void);
+__attribute__((weak)) int __asan_report_present(void);
+int lafuzz_print_sanitizer_stack(void) {
+  if (!__sanitizer_print_stack_trace) return 0;
+  __sanitizer_print_stack_trace();
+  return 1;
+}
+int lafuzz_sanitizer_reported(void) { return __asan_report_present && __asan_report_present(); }

@@ -1,0 +1,179 @@
+//! Running a finding again, alone in a fresh process, to describe it: this binary's `replay`
+//! for the modes that link the harness, the standalone target's own command line for the
+//! others. In-process modes also learn from it whether a crash reproduces alone.
+
+use std::{
+    io::Read as _,
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    thread::sleep,
+    time::{Duration, Instant},
+};
+
+use super::description::Description;
+
+#[derive(Debug, Clone)]
+enum How {
+    /// This binary's `replay`, whose children print their stack (`target/stack.rs`).
+    Replay { exe: PathBuf, rss_limit_mb: u64 },
+    /// The standalone target's command line (`@@` is the input, else stdin).
+    Target { command: Vec<String> },
+}
+
+/// Runs one input alone and reads what it printed.
+#[derive(Debug, Clone)]
+pub struct Describer {
+    how: How,
+    timeout: Duration,
+}
+
+/// What running a finding again showed.
+#[derive(Debug, Clone)]
+pub struct Rerun {
+    /// It failed again (crash, out of memory or leak; for a hang, it timed out again).
+    pub failed: bool,
+    pub description: Description,
+}
+
+/// A run's output is cut here: the report is at its start.
+const MAX_OUTPUT: u64 = 1 << 20;
+
+impl Describer {
+    pub fn for_this_binary(timeout: Duration, rss_limit_mb: u64) -> std::io::Result<Self> {
+        Ok(Self {
+            how: How::Replay {
+                exe: std::env::current_exe()?,
+                rss_limit_mb,
+            },
+            timeout,
+        })
+    }
+
+    pub fn for_target(command: Vec<String>, timeout: Duration) -> Self {
+        Self {
+            how: How::Target { command },
+            timeout,
+        }
+    }
+
+    /// Runs `input` (a saved file) and describes what it did.
+    pub fn run(&self, input: &Path) -> Rerun {
+        match &self.how {
+            How::Replay { exe, rss_limit_mb } => {
+                let output = Command::new(exe)
+                    .args(["replay", "-t", &self.timeout.as_millis().to_string()])
+                    .args(["--rss-limit-mb", &rss_limit_mb.to_string()])
+                    .arg(input)
+                    .stdin(Stdio::null())
+                    .output();
+                let Ok(output) = output else {
+                    return unknown();
+                };
+                let text = String::from_utf8_lossy(&output.stderr).into_owned()
+                    + &String::from_utf8_lossy(&output.stdout);
+                let description = Description::parse(&text);
+                // `replay` exits with 1 for a crash, out of memory or a leak, 2 for a hang.
+                let failed = match description.kind.as_str() {
+                    "timeout" => output.status.code() == Some(2),
+                    _ => output.status.code() == Some(1),
+                };
+                Rerun {
+                    failed,
+                    description,
+                }
+            }
+            How::Target { command } => self.run_target(command, input),
+        }
+    }
+
+    fn run_target(&self, command: &[String], input: &Path) -> Rerun {
+        let with_file = command.iter().any(|a| a == "@@");
+        let args = command.iter().map(|a| {
+            if a == "@@" {
+                input.as_os_str()
+            } else {
+                a.as_ref()
+            }
+        });
+        let mut args = args.collect::<Vec<_>>().into_iter();
+        let Some(program) = args.next() else {
+            return unknown();
+        };
+        let stdin = match with_file {
+            true => Ok(Stdio::null()),
+            false => std::fs::File::open(input).map(Stdio::from),
+        };
+        let mut target = Command::new(program);
+        // Run alone: not as the fork server's child this client's environment would make it.
+        for (name, _) in std::env::vars_os() {
+            let name_text = name.to_string_lossy();
+            if name_text.starts_with("__AFL") || name_text.starts_with("__LAFUZZ") {
+                target.env_remove(&name);
+            }
+        }
+        let child = stdin.and_then(|stdin| {
+            target
+                .args(args)
+                .stdin(stdin)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+        });
+        match child {
+            Ok(child) => self.wait_described(child),
+            Err(_) => unknown(),
+        }
+    }
+
+    /// Waits for the target within the timeout; a signal or a sanitizer's exit is a failure.
+    fn wait_described(&self, mut child: Child) -> Rerun {
+        use std::os::unix::process::ExitStatusExt;
+        let stderr = child.stderr.take();
+        // Read while it runs: a long report would fill the pipe and block the target.
+        let reader = std::thread::spawn(move || {
+            let mut text = String::new();
+            if let Some(stderr) = stderr {
+                let _ = stderr.take(MAX_OUTPUT).read_to_string(&mut text);
+            }
+            text
+        });
+        let start = Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if start.elapsed() < self.timeout => sleep(Duration::from_millis(5)),
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break None;
+                }
+            }
+        };
+        let mut text = reader.join().unwrap_or_default();
+        let failed = match status {
+            None => {
+                text.push_str("\ninput: TIMEOUT\n");
+                true
+            }
+            Some(status) => match status.signal() {
+                Some(sig) => {
+                    let name = crate::target::isolated::signal_name(sig);
+                    text.push_str(&format!("\ninput: CRASH (signal {sig}, {name})\n"));
+                    true
+                }
+                None => !status.success() && text.contains("ERROR: "),
+            },
+        };
+        Rerun {
+            failed,
+            description: Description::parse(&text),
+        }
+    }
+}
+
+fn unknown() -> Rerun {
+    Rerun {
+        failed: false,
+        description: Description::parse(""),
+    }
+}
