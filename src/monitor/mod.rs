@@ -1,10 +1,13 @@
-//! The campaign's monitor, run by the broker: one status line a second on the console, and
-//! AFL++'s `fuzzer_stats` and `plot_data` in the output directory (formatted in `stats.rs`);
-//! the command that reproduces each new finding.
+//! The campaign's monitor, run by the broker: on the console one status line a second, or a
+//! status screen redrawn once a second (`screen.rs`, on a terminal), and AFL++'s
+//! `fuzzer_stats` and `plot_data` in the output directory (formatted in `stats.rs`); the
+//! command that reproduces each new finding.
 
 mod observed;
 mod reported;
+mod screen;
 mod stats;
+pub mod terminal;
 
 use std::{
     fs::OpenOptions,
@@ -30,6 +33,19 @@ pub const EDGES_STAT: &str = "edges";
 
 const PRINT_INTERVAL: Duration = Duration::from_secs(1);
 const PLOT_INTERVAL: Duration = Duration::from_secs(5);
+/// Notice lines kept for the screen's "latest findings" and printed again when it is left.
+const KEPT_NOTICES: usize = 20;
+
+/// How the monitor shows the campaign on stdout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Console {
+    /// `--quiet`: no status lines, no finding notices.
+    Quiet,
+    /// A status line a second, and the notices as they come.
+    Lines,
+    /// The status screen; `label` says what the campaign runs (mode, comparison solving).
+    Screen { label: String },
+}
 
 pub struct CampaignMonitor {
     out: PathBuf,
@@ -39,8 +55,11 @@ pub struct CampaignMonitor {
     reproduce: Reproduce,
     /// `--rss-limit-mb`: out-of-memory inputs are reproduced under the same limit.
     rss_limit_mb: u64,
-    /// `--quiet`: no status lines, no finding notices.
-    quiet: bool,
+    console: Console,
+    /// The status screen, once the broker first draws it (never in the clients).
+    screen: Option<terminal::Screen>,
+    /// The latest notice lines, oldest first (see `KEPT_NOTICES`).
+    notices: Vec<String>,
     last_print: Duration,
     last_plot: Duration,
     last_crashes: usize,
@@ -66,7 +85,7 @@ impl CampaignMonitor {
         cores: usize,
         reproduce: Reproduce,
         rss_limit_mb: u64,
-        quiet: bool,
+        console: Console,
     ) -> Self {
         let start_time = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -87,7 +106,9 @@ impl CampaignMonitor {
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
             reproduce,
             rss_limit_mb,
-            quiet,
+            console,
+            screen: None,
+            notices: Vec::new(),
             last_print: Duration::ZERO,
             last_plot: Duration::ZERO,
             last_crashes: output::count_inputs(&output::crashes_dir(out)),
@@ -164,12 +185,15 @@ impl CampaignMonitor {
         snap.cycles_done = self.cycles_done;
     }
 
-    /// Prints what happened since the last report: clients restarted, findings saved.
-    fn report_new_events(&mut self, snap: &Snapshot) {
+    /// What happened since the last report, as notice lines: clients restarted, findings
+    /// saved (those not with `--quiet`).
+    fn new_events(&mut self, snap: &Snapshot) -> Vec<String> {
         let restarts = restart_lines(&self.out);
-        for line in restarts.iter().skip(self.last_restarts) {
-            println!("lafuzz: {line}");
-        }
+        let mut notices: Vec<String> = restarts
+            .iter()
+            .skip(self.last_restarts)
+            .map(|line| format!("lafuzz: {line}"))
+            .collect();
         self.last_restarts = self.last_restarts.max(restarts.len());
         let out = &self.out;
         let kinds = [
@@ -213,7 +237,7 @@ impl CampaignMonitor {
         for (count, last, dir, what, sequence) in kinds {
             if count > *last {
                 *last = count;
-                if self.quiet {
+                if self.console == Console::Quiet {
                     continue;
                 }
                 if let Some(file) = output::newest_input(&dir) {
@@ -221,12 +245,53 @@ impl CampaignMonitor {
                     if dir == oom_dir && matches!(self.reproduce, Reproduce::Replay { .. }) {
                         command += &format!(" --rss-limit-mb {}", self.rss_limit_mb);
                     }
-                    println!(
-                        "new {what} saved: {}\n  reproduce with: {command}",
-                        file.display()
-                    );
+                    notices.push(format!("new {what} saved: {}", file.display()));
+                    notices.push(format!("  reproduce with: {command}"));
                 }
             }
+        }
+        notices
+    }
+
+    /// Shows the notices and the numbers: on the screen, or as lines.
+    fn show(&mut self, snap: &Snapshot, notices: Vec<String>, stats: &mut ClientStatsManager) {
+        let Console::Screen { label } = &self.console else {
+            for line in &notices {
+                println!("{line}");
+            }
+            if self.console == Console::Lines {
+                println!("{}", snap.status_line());
+            }
+            return;
+        };
+        self.notices.extend(notices);
+        let extra = self.notices.len().saturating_sub(KEPT_NOTICES);
+        self.notices.drain(..extra);
+        if self.screen.is_none() {
+            match terminal::Screen::enter() {
+                Ok(screen) => self.screen = Some(screen),
+                Err(e) => {
+                    // Lines, then: the campaign matters more than its screen.
+                    eprintln!("lafuzz: cannot draw the status screen ({e}); status lines follow");
+                    self.console = Console::Lines;
+                    return;
+                }
+            }
+        }
+        let clients = reported::clients(stats);
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        let view = screen::View {
+            snap,
+            label,
+            clients: &clients,
+            findings: &self.notices,
+            now,
+        };
+        if let Some(screen) = &mut self.screen {
+            screen.draw(|frame| screen::render(frame, &view));
         }
     }
 }
@@ -254,10 +319,8 @@ impl Monitor for CampaignMonitor {
         self.last_print = now;
         self.count_solutions(&mut snap);
         self.measure_memory(&mut snap);
-        self.report_new_events(&snap);
-        if !self.quiet {
-            println!("{}", snap.status_line());
-        }
+        let notices = self.new_events(&snap);
+        self.show(&snap, notices, stats);
         self.write_stats(&snap);
         let plot_line = snap.plot_line();
         self.latest = Some(snap);
@@ -275,12 +338,21 @@ impl Monitor for CampaignMonitor {
 }
 
 impl Drop for CampaignMonitor {
-    /// The broker drops its monitor when every client has exited: write the final numbers.
+    /// The broker drops its monitor when its loop ends (every client has exited, or the
+    /// campaign is stopped): write the final numbers. A screen is left first, and what it
+    /// showed last printed, so the scrollback keeps a record.
     fn drop(&mut self) {
+        let left_screen = self.screen.take().is_some();
         if let Some(mut snap) = self.latest.take() {
             self.count_solutions(&mut snap);
-            self.report_new_events(&snap);
-            if !self.quiet {
+            let mut notices = self.new_events(&snap);
+            if left_screen {
+                notices.splice(0..0, self.notices.drain(..));
+            }
+            for line in &notices {
+                println!("{line}");
+            }
+            if self.console != Console::Quiet {
                 println!("{}", snap.status_line());
             }
             self.write_stats(&snap);
