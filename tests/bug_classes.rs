@@ -17,7 +17,7 @@ use common::*;
 /// `source` built by our wrapper into `dir/name` (`flags` before the source, `libs` after).
 fn ours(dir: &Path, name: &str, source: &str, flags: &[&str], libs: &[&str]) -> PathBuf {
     build(
-        Command::new(root().join("target/release/libafl_cc")),
+        Command::new(target_dir().join("release/libafl_cc")),
         dir.join(name),
         source,
         flags,

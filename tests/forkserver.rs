@@ -199,7 +199,7 @@ fn afl_style_program_with_its_own_main_builds_and_fuzzes_unchanged() {
 fn asan_reports_are_crashes_in_persistent_mode() {
     let tmp = TempDir::new("asan");
     let target = tmp.path().join("overflow-asan");
-    let built = Command::new(root().join("target/release/libafl_cc"))
+    let built = Command::new(target_dir().join("release/libafl_cc"))
         .args(["--standalone", "-O1", "-fsanitize=address"])
         .arg(root().join("harnesses/asan/overflow.c"))
         .arg("-o")

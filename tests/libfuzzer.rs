@@ -12,7 +12,7 @@ use std::{
     time::Duration,
 };
 
-use common::{fuzzer, root, run, run_limited, text, TempDir};
+use common::{fuzzer, root, run, run_limited, target_dir, text, TempDir};
 
 /// The crashme harness built with libFuzzer itself, the control.
 fn libfuzzer_build(dir: &Path) -> PathBuf {
@@ -75,7 +75,7 @@ fn clusterfuzz_engine_reports_a_leak_as_a_crash_and_reproduces_it_on_ours_and_on
     let leak = root().join("harnesses/leak/leak.c");
     let builds = [
         (
-            root().join("target/release/libafl_cc"),
+            target_dir().join("release/libafl_cc"),
             "-fsanitize=address",
             "ours",
         ),
@@ -258,8 +258,8 @@ fn oss_fuzz_style_build_script_makes_our_fuzzer() {
         .env("SRC", &src)
         .env("WORK", &work)
         .env("OUT", &out)
-        .env("CC", root().join("target/release/libafl_cc"))
-        .env("CXX", root().join("target/release/libafl_cxx"))
+        .env("CC", target_dir().join("release/libafl_cc"))
+        .env("CXX", target_dir().join("release/libafl_cxx"))
         .env("CFLAGS", flags)
         .env("CXXFLAGS", flags)
         .env("LIB_FUZZING_ENGINE", "-fsanitize=fuzzer");

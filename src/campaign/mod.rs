@@ -25,7 +25,7 @@ use restarter::ClientLimits;
 use crate::{
     config::FuzzConfig,
     modes::{self, ExecutionMode},
-    monitor::CampaignMonitor,
+    monitor::{terminal, CampaignMonitor, Console},
     options::FuzzOptions,
     platform::{
         errors::{error_text, FirstError},
@@ -71,11 +71,16 @@ pub fn run_watched(opts: FuzzOptions, stop_now: impl FnMut() -> bool) -> Result<
     let _ = fs::remove_file(output::client_restarts_file(&config.output));
     let first_error = FirstError::new()
         .map_err(|e| format!("cannot set up the campaign's error channel: {e}"))?;
+    // The broker leaves the status screen when it ends; this process does it when the
+    // broker was killed first (it learns that through memory shared with the broker).
+    terminal::share_shown_flag();
     let ending = supervisor::run(
         opts.max_time,
         || launch(mode, &config, &first_error),
         stop_now,
-    )?;
+    );
+    terminal::restore_if_still_shown();
+    let ending = ending?;
     // A process that failed stopped the campaign and left its error; processes that fail
     // while being stopped are not news.
     match (ending, first_error.take()) {
@@ -107,6 +112,28 @@ fn stop_campaign_on_error<T>(
         }
     }
     result
+}
+
+/// How the campaign is shown: the status screen, status lines, or nothing (`--quiet`).
+fn console(mode: &dyn ExecutionMode, config: &FuzzConfig) -> Console {
+    let opts = &config.opts;
+    if opts.quiet {
+        return Console::Quiet;
+    }
+    if !opts.shows_screen() {
+        return Console::Lines;
+    }
+    let comparisons = match (&config.cmplog_target, mode.solves_comparisons(config)) {
+        (Some(_), _) => "on (--cmplog build)",
+        (None, true) => "on",
+        (None, false) => "off",
+    };
+    let label = format!(
+        "mode: {}, comparisons: {comparisons}, cores: {}",
+        opts.mode.name(),
+        opts.clients()
+    );
+    Console::Screen { label }
 }
 
 /// A free local port for this campaign's broker, so two campaigns on one machine never join
@@ -146,7 +173,7 @@ fn launch_clients_and_broker(
         opts.clients(),
         mode.reproduce(opts),
         opts.rss_limit_mb,
-        opts.quiet,
+        console(mode, config),
     );
     // A client that fails (its target does not start, say) stops the whole campaign, and its
     // error is what the command reports.

@@ -70,6 +70,13 @@ pub trait ExecutionMode: Sync {
             .map(|binary| vec![binary.display().to_string()])
     }
 
+    /// Whether the comparison-solving stage has a tracer: the `--cmplog` build, or the target
+    /// itself (every harness linked into this binary can log comparisons).
+    fn solves_comparisons(&self, config: &FuzzConfig) -> bool {
+        let _ = config;
+        true
+    }
+
     /// The coverage map's observer, once per client process.
     fn coverage(&self, config: &FuzzConfig) -> Result<Coverage, Error>;
 

@@ -1,10 +1,14 @@
-//! The campaign's monitor, run by the broker: one status line a second on the console, and
-//! AFL++'s `fuzzer_stats` and `plot_data` in the output directory (formatted in `stats.rs`);
-//! the command that reproduces each new finding.
+//! The campaign's monitor, run by the broker: on the console one status line a second, or a
+//! status screen redrawn once a second (`screen.rs`, on a terminal), and AFL++'s
+//! `fuzzer_stats` and `plot_data` in the output directory (formatted in `stats.rs`); the
+//! notices of each new finding, with the command that reproduces it (`notices.rs`).
 
+mod notices;
 mod observed;
 mod reported;
+mod screen;
 mod stats;
+pub mod terminal;
 
 use std::{
     fs::OpenOptions,
@@ -30,26 +34,34 @@ pub const EDGES_STAT: &str = "edges";
 
 const PRINT_INTERVAL: Duration = Duration::from_secs(1);
 const PLOT_INTERVAL: Duration = Duration::from_secs(5);
+/// Notice lines kept for the screen's "latest findings" and printed again when it is left.
+const KEPT_NOTICES: usize = 20;
+
+/// How the monitor shows the campaign on stdout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Console {
+    /// `--quiet`: no status lines, no finding notices.
+    Quiet,
+    /// A status line a second, and the notices as they come.
+    Lines,
+    /// The status screen; `label` says what the campaign runs (mode, comparison solving).
+    Screen { label: String },
+}
 
 pub struct CampaignMonitor {
     out: PathBuf,
     cores: usize,
     start_time: u64,
     command_line: String,
-    reproduce: Reproduce,
-    /// `--rss-limit-mb`: out-of-memory inputs are reproduced under the same limit.
-    rss_limit_mb: u64,
-    /// `--quiet`: no status lines, no finding notices.
-    quiet: bool,
+    /// What was already reported, to say what is new.
+    notices_since: notices::Since,
+    console: Console,
+    /// The status screen, once the broker first draws it (never in the clients).
+    screen: Option<terminal::Screen>,
+    /// The latest notice lines, oldest first (see `KEPT_NOTICES`).
+    notices: Vec<String>,
     last_print: Duration,
     last_plot: Duration,
-    last_crashes: usize,
-    last_flaky_crashes: usize,
-    last_hangs: usize,
-    last_ooms: usize,
-    last_leaks: usize,
-    /// Client restarts already printed.
-    last_restarts: usize,
     /// What the campaign had done before this run (resumed from the same `-o`).
     before: observed::Before,
     peak_rss_mb: u64,
@@ -66,7 +78,7 @@ impl CampaignMonitor {
         cores: usize,
         reproduce: Reproduce,
         rss_limit_mb: u64,
-        quiet: bool,
+        console: Console,
     ) -> Self {
         let start_time = SystemTime::now()
             .duration_since(UNIX_EPOCH)
@@ -85,17 +97,12 @@ impl CampaignMonitor {
             cores,
             start_time,
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
-            reproduce,
-            rss_limit_mb,
-            quiet,
+            notices_since: notices::Since::new(out, reproduce, rss_limit_mb),
+            console,
+            screen: None,
+            notices: Vec::new(),
             last_print: Duration::ZERO,
             last_plot: Duration::ZERO,
-            last_crashes: output::count_inputs(&output::crashes_dir(out)),
-            last_flaky_crashes: output::count_inputs(&output::flaky_crashes_dir(out)),
-            last_hangs: output::count_inputs(&output::hangs_dir(out)),
-            last_ooms: output::count_inputs(&output::ooms_dir(out)),
-            last_leaks: output::count_inputs(&output::leaks_dir(out)),
-            last_restarts: restart_lines(out).len(),
             before: observed::Before::read(out),
             peak_rss_mb: 0,
             cycles_done: 0,
@@ -150,7 +157,7 @@ impl CampaignMonitor {
         snap.saved_hangs = output::count_inputs(&output::hangs_dir(&self.out));
         snap.saved_ooms = output::count_inputs(&output::ooms_dir(&self.out));
         snap.saved_leaks = output::count_inputs(&output::leaks_dir(&self.out));
-        snap.client_restarts = restart_lines(&self.out).len() as u64;
+        snap.client_restarts = notices::restart_lines(&self.out).len() as u64;
         snap.last_find = observed::newest_save(&output::queue_dir(&self.out));
         snap.last_crash = observed::newest_save(&output::crashes_dir(&self.out));
     }
@@ -164,78 +171,47 @@ impl CampaignMonitor {
         snap.cycles_done = self.cycles_done;
     }
 
-    /// Prints what happened since the last report: clients restarted, findings saved.
-    fn report_new_events(&mut self, snap: &Snapshot) {
-        let restarts = restart_lines(&self.out);
-        for line in restarts.iter().skip(self.last_restarts) {
-            println!("lafuzz: {line}");
-        }
-        self.last_restarts = self.last_restarts.max(restarts.len());
-        let out = &self.out;
-        let kinds = [
-            (
-                snap.saved_crashes,
-                &mut self.last_crashes,
-                output::crashes_dir(out),
-                "crash",
-                false,
-            ),
-            (
-                snap.saved_flaky_crashes,
-                &mut self.last_flaky_crashes,
-                output::flaky_crashes_dir(out),
-                "flaky crash (it does not crash alone; the inputs before it are saved with it)",
-                true,
-            ),
-            (
-                snap.saved_hangs,
-                &mut self.last_hangs,
-                output::hangs_dir(out),
-                "hang",
-                false,
-            ),
-            (
-                snap.saved_ooms,
-                &mut self.last_ooms,
-                output::ooms_dir(out),
-                "out-of-memory input",
-                false,
-            ),
-            (
-                snap.saved_leaks,
-                &mut self.last_leaks,
-                output::leaks_dir(out),
-                "leak",
-                false,
-            ),
-        ];
-        let oom_dir = output::ooms_dir(out);
-        for (count, last, dir, what, sequence) in kinds {
-            if count > *last {
-                *last = count;
-                if self.quiet {
-                    continue;
-                }
-                if let Some(file) = output::newest_input(&dir) {
-                    let mut command = self.reproduce.command(&file, sequence);
-                    if dir == oom_dir && matches!(self.reproduce, Reproduce::Replay { .. }) {
-                        command += &format!(" --rss-limit-mb {}", self.rss_limit_mb);
-                    }
-                    println!(
-                        "new {what} saved: {}\n  reproduce with: {command}",
-                        file.display()
-                    );
+    /// Shows the notices and the numbers: on the screen, or as lines.
+    fn show(&mut self, snap: &Snapshot, notices: Vec<String>, stats: &mut ClientStatsManager) {
+        let Console::Screen { label } = &self.console else {
+            for line in &notices {
+                println!("{line}");
+            }
+            if self.console == Console::Lines {
+                println!("{}", snap.status_line());
+            }
+            return;
+        };
+        self.notices.extend(notices);
+        let extra = self.notices.len().saturating_sub(KEPT_NOTICES);
+        self.notices.drain(..extra);
+        if self.screen.is_none() {
+            match terminal::Screen::enter() {
+                Ok(screen) => self.screen = Some(screen),
+                Err(e) => {
+                    // Lines, then: the campaign matters more than its screen.
+                    eprintln!("lafuzz: cannot draw the status screen ({e}); status lines follow");
+                    self.console = Console::Lines;
+                    return;
                 }
             }
         }
+        let clients = reported::clients(stats);
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        let view = screen::View {
+            snap,
+            label,
+            clients: &clients,
+            findings: &self.notices,
+            now,
+        };
+        if let Some(screen) = &mut self.screen {
+            screen.draw(|frame| screen::render(frame, &view));
+        }
     }
-}
-
-/// The client restarts logged so far (see `output::log_client_restart`).
-fn restart_lines(out: &Path) -> Vec<String> {
-    std::fs::read_to_string(output::client_restarts_file(out))
-        .map(|text| text.lines().map(str::to_string).collect())
-        .unwrap_or_default()
 }
 
 impl Monitor for CampaignMonitor {
@@ -254,10 +230,8 @@ impl Monitor for CampaignMonitor {
         self.last_print = now;
         self.count_solutions(&mut snap);
         self.measure_memory(&mut snap);
-        self.report_new_events(&snap);
-        if !self.quiet {
-            println!("{}", snap.status_line());
-        }
+        let notices = self.notices_since.new_events(&snap, &self.console);
+        self.show(&snap, notices, stats);
         self.write_stats(&snap);
         let plot_line = snap.plot_line();
         self.latest = Some(snap);
@@ -275,12 +249,21 @@ impl Monitor for CampaignMonitor {
 }
 
 impl Drop for CampaignMonitor {
-    /// The broker drops its monitor when every client has exited: write the final numbers.
+    /// The broker drops its monitor when its loop ends (every client has exited, or the
+    /// campaign is stopped): write the final numbers. A screen is left first, and what it
+    /// showed last printed, so the scrollback keeps a record.
     fn drop(&mut self) {
+        let left_screen = self.screen.take().is_some();
         if let Some(mut snap) = self.latest.take() {
             self.count_solutions(&mut snap);
-            self.report_new_events(&snap);
-            if !self.quiet {
+            let mut notices = self.notices_since.new_events(&snap, &self.console);
+            if left_screen {
+                notices.splice(0..0, self.notices.drain(..));
+            }
+            for line in &notices {
+                println!("{line}");
+            }
+            if self.console != Console::Quiet {
                 println!("{}", snap.status_line());
             }
             self.write_stats(&snap);

@@ -6,7 +6,9 @@ use libafl::monitors::stats::{
     ClientStatsManager,
 };
 
-use super::EDGES_STAT;
+use libafl_bolts::current_time;
+
+use super::{screen::ClientLine, EDGES_STAT};
 
 /// Edges found and the map's size, from the client that found most.
 pub fn edges(stats: &ClientStatsManager) -> (u64, u64) {
@@ -49,4 +51,29 @@ pub fn stability(stats: &ClientStatsManager) -> Option<f64> {
     });
     let (sum, count) = shares.fold((0.0, 0u32), |(sum, n), s| (sum + s, n + 1));
     (count > 0).then(|| 100.0 * sum / f64::from(count))
+}
+
+/// One line per client that has reported, by id (execs/s over LibAFL's recent window).
+pub fn clients(stats: &mut ClientStatsManager) -> Vec<ClientLine> {
+    let now = current_time();
+    let ids = stats.client_ids_sorted().to_vec();
+    ids.into_iter()
+        .filter_map(|id| {
+            stats
+                .update_client_stats_for(id, |c| {
+                    c.enabled().then(|| ClientLine {
+                        id: id.0,
+                        execs: c.executions(),
+                        execs_per_sec: c.execs_per_sec(now),
+                        corpus: c.corpus_size(),
+                        edges: match c.get_user_stats(EDGES_STAT).map(|s| s.value()) {
+                            Some(UserStatsValue::Ratio(hit, total)) => Some((*hit, *total)),
+                            _ => None,
+                        },
+                    })
+                })
+                .ok()
+                .flatten()
+        })
+        .collect()
 }

@@ -138,7 +138,7 @@ impl Snapshot {
     }
 }
 
-fn format_duration(d: Duration) -> String {
+pub(super) fn format_duration(d: Duration) -> String {
     let s = d.as_secs();
     format!("{}:{:02}:{:02}", s / 3600, (s / 60) % 60, s % 60)
 }

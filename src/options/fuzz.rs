@@ -119,6 +119,9 @@ pub struct FuzzOptions {
     /// themselves).
     #[arg(long)]
     pub quiet: bool,
+    /// Status lines instead of the status screen, which is drawn when stdout is a terminal.
+    #[arg(long)]
+    pub no_tui: bool,
     /// An empty seed corpus starts from the empty input instead of being an error (the
     /// libFuzzer front end, as libFuzzer).
     #[arg(skip)]
@@ -151,6 +154,14 @@ impl FuzzOptions {
     /// The output directory ([`Self::check`] makes sure there is one).
     pub fn output_dir(&self) -> PathBuf {
         self.output.clone().unwrap_or_default()
+    }
+
+    /// Whether the campaign is shown on the status screen: stdout is a terminal, and neither
+    /// status lines (`--no-tui`, `--quiet`) nor the target's own output (`--show-output`,
+    /// which would write over the screen) are asked for.
+    pub fn shows_screen(&self) -> bool {
+        use std::io::IsTerminal as _;
+        !(self.quiet || self.no_tui || self.show_output) && std::io::stdout().is_terminal()
     }
 
     /// One client per core.

@@ -17,9 +17,15 @@ pub fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Where cargo builds: `CARGO_TARGET_DIR` when set (relative to the repository root, where the
+/// tests run), else `target/`.
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root().join("target"), |d| root().join(d))
+}
+
 /// A fuzzer built by `cargo make build` (`target/fuzzers/NAME`).
 pub fn fuzzer(name: &str) -> PathBuf {
-    let path = root().join("target/fuzzers").join(name);
+    let path = target_dir().join("fuzzers").join(name);
     assert!(
         path.exists(),
         "{} is missing: run `cargo make build` (or `cargo make test`) first",
@@ -77,7 +83,7 @@ pub struct Campaign {
 
 /// The plain driver (`target/release/fuzzer`): no harness linked, it fuzzes standalone targets.
 pub fn driver() -> PathBuf {
-    root().join("target/release/fuzzer")
+    target_dir().join("release/fuzzer")
 }
 
 impl Campaign {

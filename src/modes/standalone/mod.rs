@@ -54,6 +54,10 @@ impl ExecutionMode for Standalone {
         )
     }
 
+    fn solves_comparisons(&self, config: &FuzzConfig) -> bool {
+        config.cmplog_target.is_some() || probe::logs_comparisons(&config.opts.target[0])
+    }
+
     fn coverage(&self, config: &FuzzConfig) -> Result<Coverage, Error> {
         sanitizers_report_as_crashes();
         let (edges, map) = coverage_map(config.map_size)?;

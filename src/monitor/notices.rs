@@ -1,0 +1,121 @@
+//! What the campaign says as it goes: clients restarted, and each new finding with what it is
+//! (its description's kind and top frame, see `triage/`) and the command that reproduces it.
+
+use std::path::{Path, PathBuf};
+
+use super::{Console, Snapshot};
+use crate::{platform::output, target::reproduce::Reproduce, triage::Description};
+
+/// What was already reported.
+pub struct Since {
+    out: PathBuf,
+    reproduce: Reproduce,
+    /// `--rss-limit-mb`: out-of-memory inputs are reproduced under the same limit.
+    rss_limit_mb: u64,
+    crashes: usize,
+    flaky_crashes: usize,
+    hangs: usize,
+    ooms: usize,
+    leaks: usize,
+    restarts: usize,
+}
+
+impl Since {
+    /// What the output directory holds now is old news (a resumed campaign's findings).
+    pub fn new(out: &Path, reproduce: Reproduce, rss_limit_mb: u64) -> Self {
+        Self {
+            out: out.to_path_buf(),
+            reproduce,
+            rss_limit_mb,
+            crashes: output::count_inputs(&output::crashes_dir(out)),
+            flaky_crashes: output::count_inputs(&output::flaky_crashes_dir(out)),
+            hangs: output::count_inputs(&output::hangs_dir(out)),
+            ooms: output::count_inputs(&output::ooms_dir(out)),
+            leaks: output::count_inputs(&output::leaks_dir(out)),
+            restarts: restart_lines(out).len(),
+        }
+    }
+
+    /// What happened since the last call, as notice lines (no findings with `--quiet`).
+    pub fn new_events(&mut self, snap: &Snapshot, console: &Console) -> Vec<String> {
+        let restarts = restart_lines(&self.out);
+        let mut notices: Vec<String> = restarts
+            .iter()
+            .skip(self.restarts)
+            .map(|line| format!("lafuzz: {line}"))
+            .collect();
+        self.restarts = self.restarts.max(restarts.len());
+        let out = &self.out;
+        let kinds = [
+            (
+                snap.saved_crashes,
+                &mut self.crashes,
+                output::crashes_dir(out),
+                "crash",
+            ),
+            (
+                snap.saved_flaky_crashes,
+                &mut self.flaky_crashes,
+                output::flaky_crashes_dir(out),
+                "flaky crash (it does not crash alone; the inputs before it are saved with it)",
+            ),
+            (
+                snap.saved_hangs,
+                &mut self.hangs,
+                output::hangs_dir(out),
+                "hang",
+            ),
+            (
+                snap.saved_ooms,
+                &mut self.ooms,
+                output::ooms_dir(out),
+                "out-of-memory input",
+            ),
+            (
+                snap.saved_leaks,
+                &mut self.leaks,
+                output::leaks_dir(out),
+                "leak",
+            ),
+        ];
+        let new_files: Vec<(PathBuf, &str)> = kinds
+            .into_iter()
+            .filter_map(|(count, last, dir, what)| {
+                let new = count > *last;
+                *last = (*last).max(count);
+                new.then(|| output::newest_input(&dir).map(|file| (file, what)))
+                    .flatten()
+            })
+            .collect();
+        if *console != Console::Quiet {
+            for (file, what) in new_files {
+                notices.extend(self.finding(&file, what));
+            }
+        }
+        notices
+    }
+
+    /// `new crash saved: FILE (KIND at TOP FRAME)`, then the command that reproduces it.
+    fn finding(&self, file: &Path, what: &str) -> [String; 2] {
+        let sequence = file.is_dir();
+        let mut command = self.reproduce.command(file, sequence);
+        if what.starts_with("out-of-memory") && matches!(self.reproduce, Reproduce::Replay { .. }) {
+            command += &format!(" --rss-limit-mb {}", self.rss_limit_mb);
+        }
+        let described = std::fs::read_to_string(output::description_file(file))
+            .ok()
+            .and_then(|text| Description::read_text(&text))
+            .map_or_else(String::new, |d| format!(" ({} at {})", d.kind, d.top_frame));
+        [
+            format!("new {what} saved: {}{described}", file.display()),
+            format!("  reproduce with: {command}"),
+        ]
+    }
+}
+
+/// The client restarts logged so far (see `output::log_client_restart`).
+pub fn restart_lines(out: &Path) -> Vec<String> {
+    std::fs::read_to_string(output::client_restarts_file(out))
+        .map(|text| text.lines().map(str::to_string).collect())
+        .unwrap_or_default()
+}
