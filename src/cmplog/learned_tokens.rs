@@ -2,12 +2,11 @@
 //! compared its input against that are not in the input (magic values, keywords) become tokens
 //! for the token mutators. The count is reported as `cmplog_tokens`.
 
-use std::{borrow::Cow, collections::HashMap};
+use std::collections::HashMap;
 
 use libafl::{
-    events::{Event, EventFirer, EventWithStats},
+    events::EventFirer,
     inputs::{BytesInput, HasTargetBytes},
-    monitors::stats::{AggregatorOps, UserStats, UserStatsValue},
     mutators::Tokens,
     observers::cmp::{CmpValues, CmpValuesMetadata},
     stages::{Restartable, Stage},
@@ -15,6 +14,8 @@ use libafl::{
     Error, HasMetadata,
 };
 use libafl_bolts::ToSlice;
+
+use crate::platform::user_stats;
 
 /// The user statistic (and `fuzzer_stats` key) counting tokens learned from comparisons.
 pub const LEARNED_TOKENS_STAT: &str = "cmplog_tokens";
@@ -203,18 +204,7 @@ where
     let Some(total) = state.metadata_map().get::<LearnedTokens>().map(|l| l.count) else {
         return Ok(());
     };
-    let executions = *state.executions();
-    manager.fire(
-        state,
-        EventWithStats::with_current_time(
-            Event::UpdateUserStats {
-                name: Cow::Borrowed(LEARNED_TOKENS_STAT),
-                value: UserStats::new(UserStatsValue::Number(total), AggregatorOps::Max),
-                phantom: std::marker::PhantomData,
-            },
-            executions,
-        ),
-    )
+    user_stats::report_number(state, manager, LEARNED_TOKENS_STAT, total)
 }
 
 impl<S> Restartable<S> for LearnTokensStage {

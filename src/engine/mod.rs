@@ -9,25 +9,18 @@
 pub mod saved_state;
 mod stages;
 
-use std::{
-    borrow::Cow,
-    marker::PhantomData,
-    time::{Duration, Instant},
-};
+use std::time::{Duration, Instant};
 
 use libafl::{
     corpus::Corpus,
-    events::{
-        AwaitRestartSafe, Event, EventFirer, EventRestarter, EventWithStats, ProgressReporter,
-        SendExiting,
-    },
+    events::{AwaitRestartSafe, EventRestarter, ProgressReporter, SendExiting},
     executors::{Executor, HasObservers},
     fuzzer::{Evaluator, Fuzzer},
     inputs::BytesInput,
-    monitors::stats::{AggregatorOps, UserStats, UserStatsValue},
     mutators::Tokens,
     observers::ObserversTuple,
     schedulers::powersched::SchedulerMetadata,
+    stages::calibrate::UnstableEntriesMetadata,
     state::{HasCorpus, HasExecutions},
     Error, HasMetadata,
 };
@@ -35,7 +28,7 @@ use libafl::{
 use crate::{
     cmplog::learned_tokens,
     config::FuzzConfig,
-    platform::output::collect_files,
+    platform::{output::collect_files, user_stats},
     solutions,
     target::leaks,
     types::{Calibration, ClientFuzzer, Generalization, Mgr, Observers, State},
@@ -65,26 +58,26 @@ pub struct Client<'a> {
 /// AFL++'s queue cycles.
 pub const CYCLES_DONE_STAT: &str = "cycles_done";
 
-/// Sends the monitor how many times the scheduler went through the whole queue.
-fn report_cycles_done(state: &mut State, mgr: &mut Mgr) -> Result<(), Error> {
+/// The user statistic counting the map entries calibration found unstable in this client
+/// (their counts differed between runs of the same input): the monitor's stability is AFL++'s,
+/// the share of the edges found that are stable.
+pub const UNSTABLE_EDGES_STAT: &str = "unstable_edges";
+
+/// Sends the monitor how many times the scheduler went through the whole queue, and how many
+/// edges calibration found unstable (which, marked in the coverage history, no longer make an
+/// input interesting).
+fn report_cycles_and_unstable_edges(state: &mut State, mgr: &mut Mgr) -> Result<(), Error> {
+    let unstable = state
+        .metadata::<UnstableEntriesMetadata>()
+        .map_or(0, |m| m.unstable_entries().len() as u64);
+    user_stats::report_number(state, mgr, UNSTABLE_EDGES_STAT, unstable)?;
     let Ok(cycles) = state
         .metadata::<SchedulerMetadata>()
         .map(SchedulerMetadata::queue_cycles)
     else {
         return Ok(());
     };
-    let executions = *state.executions();
-    mgr.fire(
-        state,
-        EventWithStats::with_current_time(
-            Event::UpdateUserStats {
-                name: Cow::Borrowed(CYCLES_DONE_STAT),
-                value: UserStats::new(UserStatsValue::Number(cycles), AggregatorOps::Max),
-                phantom: PhantomData,
-            },
-            executions,
-        ),
-    )
+    user_stats::report_number(state, mgr, CYCLES_DONE_STAT, cycles)
 }
 
 /// Adds tokens (a standalone target's autotokens) to the client's dictionary.
@@ -192,7 +185,7 @@ where
         // lives less than the interval.
         if last_save_check.is_none_or(|t| t.elapsed() >= REPORT_INTERVAL) {
             last_save_check = Some(Instant::now());
-            report_cycles_done(state, mgr)?;
+            report_cycles_and_unstable_edges(state, mgr)?;
             if saved_state::older_than(&queue_dir, SAVE_INTERVAL) {
                 saved_state::save(state, &queue_dir)?;
             }

@@ -1,14 +1,12 @@
 //! What the clients report to the broker, as the monitor reads it: user statistics from all
 //! clients taken together.
 
-use libafl::monitors::stats::{
-    user_stats::{UserStatsValue, TAG_CALIBRATE_STABILITY},
-    ClientStatsManager,
-};
+use libafl::monitors::stats::{user_stats::UserStatsValue, ClientStatsManager};
 
 use libafl_bolts::current_time;
 
 use super::{screen::ClientLine, EDGES_STAT};
+use crate::engine::UNSTABLE_EDGES_STAT;
 
 /// Edges found and the map's size, from the client that found most.
 pub fn edges(stats: &ClientStatsManager) -> (u64, u64) {
@@ -36,18 +34,20 @@ pub fn most(stats: &ClientStatsManager, name: &str) -> u64 {
         .unwrap_or_default()
 }
 
-/// Calibration's stability (LibAFL's calibration stage reports it under its tag), averaged over
-/// the clients, in percent; None before any calibration.
+/// Stability as AFL++ computes it: the share of the edges found that calibration never saw
+/// change between runs of the same input, averaged over the clients, in percent; None before
+/// any client reported. (LibAFL's own figure divides by the edges of the last calibrated
+/// input's first run: a target whose unstable edges are few in all but many in one input
+/// showed 0%.)
 pub fn stability(stats: &ClientStatsManager) -> Option<f64> {
     let shares = stats.client_stats().values().filter_map(|c| {
-        let value = c
-            .user_stats()
-            .values()
-            .find(|v| v.tag() == Some(TAG_CALIBRATE_STABILITY))?;
-        match value.value() {
-            UserStatsValue::Ratio(stable, all) if *all > 0 => Some(*stable as f64 / *all as f64),
+        let number = |name| match c.get_user_stats(name).map(|s| s.value()) {
+            Some(UserStatsValue::Number(n)) => Some(*n),
+            Some(UserStatsValue::Ratio(hit, _)) => Some(*hit),
             _ => None,
-        }
+        };
+        let (found, unstable) = (number(EDGES_STAT)?, number(UNSTABLE_EDGES_STAT)?);
+        (found > 0).then(|| found.saturating_sub(unstable) as f64 / found as f64)
     });
     let (sum, count) = shares.fold((0.0, 0u32), |(sum, n), s| (sum + s, n + 1));
     (count > 0).then(|| 100.0 * sum / f64::from(count))
