@@ -94,6 +94,11 @@ fn one_line(e: &clap::Error) -> String {
         let why = std::error::Error::source(e).map_or_else(String::new, |s| s.to_string());
         return format!("bad {flag} '{value}': {why}");
     }
+    if let (ErrorKind::MissingRequiredArgument, Some(ContextValue::Strings(args))) =
+        (e.kind(), e.get(ContextKind::InvalidArg))
+    {
+        return format!("missing {}", args.join(", "));
+    }
     let text = e.render().to_string();
     text.lines()
         .next()
@@ -139,5 +144,7 @@ mod tests {
             "{}",
             one_line(&e)
         );
+        let e = Cli::try_parse_from(["x", "coverage", "-i", "corpus"]).unwrap_err();
+        assert_eq!(one_line(&e), "missing <--html <OUT>|--text>");
     }
 }
