@@ -1,7 +1,7 @@
-//! Compiles the C shims that look up the harness's optional hooks and the sanitizers' interface
-//! (weak symbols Rust cannot declare on stable) and hold the in-process switch hook, and the standalone runtime's
-//! constants for `runtime_abi` (read from the runtime's header,
-//! `compiler-wrapper/runtime/lafuzz_runtime.h`, their one home). Sets the
+//! Compiles the C shims that look up the harness's optional hooks, the sanitizers' interface and
+//! clang's profile runtime (weak symbols Rust cannot declare on stable) and hold the in-process
+//! switch hook, and the standalone runtime's constants for `runtime_abi` (read from the
+//! runtime's header, `compiler-wrapper/runtime/lafuzz_runtime.h`, their one home). Sets the
 //! `aflpp` cfg when AFL++'s `afl-clang-fast` is installed: tests that need it are ignored,
 //! with the reason, where it is not.
 fn main() {
@@ -18,10 +18,12 @@ fn main() {
     println!("cargo:rerun-if-changed=src/target/hooks.c");
     println!("cargo:rerun-if-changed=compiler-wrapper/runtime/cmplog_log.h");
     println!("cargo:rerun-if-changed=src/target/sanitizers.c");
+    println!("cargo:rerun-if-changed=src/target/profile.c");
     let mut shims = cc::Build::new();
     shims
         .file("src/target/hooks.c")
         .file("src/target/sanitizers.c")
+        .file("src/target/profile.c")
         .include("compiler-wrapper/runtime");
     if let Some(symbolizer) = llvm_symbolizer() {
         shims.define("LAFUZZ_SYMBOLIZER", format!("{symbolizer:?}").as_str());

@@ -16,7 +16,8 @@ if [ -z "$prefix" ]; then
   echo "install: no PREFIX given (usage: cargo make install PREFIX=DIR)" >&2
   exit 2
 fi
-bin=target/release
+# Where cargo built them (CARGO_TARGET_DIR, as cargo, relative to the repository root).
+bin="${CARGO_TARGET_DIR:-target}/release"
 for tool in libafl_cc libafl_cxx fuzzer; do
   [ -x "$bin/$tool" ] || { echo "install: $bin/$tool missing: run cargo build --release" >&2; exit 1; }
 done

@@ -7,7 +7,8 @@
 //!
 //! Folders in layers, each using only those below it (each folder's `mod.rs` says what it
 //! holds):
-//! - the commands: `libfuzzer/` (libFuzzer's command line), `replay.rs`, `minimize/`;
+//! - the commands: `libfuzzer/` (libFuzzer's command line), `replay.rs`, `minimize/`,
+//!   `coverage_report/` (the `coverage` command's source-based coverage reports);
 //! - `campaign/` (the `fuzz` command: checks before start, launcher, broker, restarter, one
 //!   client's wiring) and `monitor/` (status lines, `fuzzer_stats`, `plot_data`);
 //! - `modes/`: one `ExecutionMode` per `--mode`, its executors, and who traces comparisons;
@@ -26,6 +27,7 @@ mod campaign;
 mod cmplog;
 mod config;
 mod coverage;
+mod coverage_report;
 mod engine;
 mod libfuzzer;
 mod minimize;
@@ -53,6 +55,7 @@ static GLOBAL: MiMalloc = MiMalloc;
 /// Runs the command line (ours, or libFuzzer's: see `libfuzzer/`); returns the exit code.
 pub fn run_command_line() -> i32 {
     platform::logger::install();
+    target::profile::no_default_file();
     let args: Vec<String> = std::env::args().collect();
     if let Some((program, rest)) = args.split_first() {
         if let Some(flag) = options::afl_style_start(rest) {
@@ -77,6 +80,7 @@ pub fn run_command_line() -> i32 {
         Command::Minimize(opts) => minimize::run_minimize(&opts),
         Command::MinimizeCorpus(opts) => minimize::run_minimize_corpus(&opts),
         Command::Triage(opts) => triage::run(&opts),
+        Command::Coverage(opts) => coverage_report::run(&opts),
     };
     result.unwrap_or_else(|msg| {
         eprintln!("lafuzz: error: {msg}");

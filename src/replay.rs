@@ -13,8 +13,8 @@ use crate::{
     platform::output,
     target::{
         harness,
-        isolated::{self, signal_name, Limits, Outcome},
-        stack,
+        isolated::{self, Limits, Outcome},
+        stack::{self, signal_name},
     },
 };
 

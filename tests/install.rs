@@ -81,4 +81,13 @@ fn an_install_builds_fuzzers_from_anywhere_and_can_move() {
         text(&built)
     );
     assert!(!work.join("without-pass").exists());
+    // A coverage build needs no pass (clang brings the profile runtime): the install makes it.
+    let built = build_crashme(&moved, &work, &["--coverage"], "crashme-cov");
+    assert!(built.status.success(), "{}", text(&built));
+    let ran = run(
+        &work.join("crashme-cov"),
+        &["coverage", "-i", seeds.to_str().unwrap(), "--text"],
+    );
+    assert!(ran.status.success(), "{}", text(&ran));
+    assert!(text(&ran).contains("crashme.c"), "{}", text(&ran));
 }

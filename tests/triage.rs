@@ -26,7 +26,7 @@ fn field<'a>(text: &'a str, name: &str) -> &'a str {
 fn two_bugs_on_one_path_are_two_buckets_and_triage_lists_them() {
     let tmp = TempDir::new("triage-buckets");
     let target = tmp.path().join("buckets");
-    let built = Command::new(root().join("target/release/libafl_cc"))
+    let built = Command::new(target_dir().join("release/libafl_cc"))
         .args(["-O1", "-g"])
         .arg(root().join("harnesses/buckets/buckets.c"))
         .arg("-o")

@@ -13,6 +13,12 @@
 //! executions pay a load and an untaken branch per comparison instead of a call. `--no-cmplog`
 //! (or `LAFUZZ_NO_CMPLOG=1`) turns it off.
 //!
+//! With `--coverage` (or `LAFUZZ_COVERAGE=1`) the target gets clang's source-based coverage
+//! instead (`-fprofile-instr-generate -fcoverage-mapping`, as `cargo fuzz coverage` builds it):
+//! no SanitizerCoverage, no comparison logging, no passes. The fuzzer runtime is linked as
+//! usual, so the binary has the same command line; its `coverage` command runs a corpus and
+//! reports the lines and branches it reached.
+//!
 //! The runtimes and passes are found by `parts.rs`: where cargo built them, or in an install's
 //! `lib/lafuzz/` beside the wrapper's `bin/` (`cargo make install PREFIX=DIR`);
 //! `--print-parts` lists them.
@@ -81,6 +87,10 @@ const CMPLOG_FLAGS: &[&str] = &[
     "-fno-builtin-memmem",
 ];
 
+/// Source-based coverage, for the `coverage` command's reports (clang adds the profile runtime
+/// when linking with the first flag).
+const SOURCE_COVERAGE_FLAGS: &[&str] = &["-fprofile-instr-generate", "-fcoverage-mapping"];
+
 /// Removes `flag` from `args`; true if it was there.
 fn take_flag(args: &mut Vec<String>, flag: &str) -> bool {
     let before = args.len();
@@ -134,11 +144,40 @@ fn print_parts() -> ! {
     process::exit(0)
 }
 
+/// What a fuzzing build adds to every compile: SanitizerCoverage's 8-bit counters, comparison
+/// logging (unless turned off) and the autotokens pass.
+fn add_fuzzing_instrumentation(cc: &mut ClangWrapper, cmplog: bool) {
+    cc.add_arg("-fsanitize-coverage=inline-8bit-counters");
+    if cmplog {
+        for flag in CMPLOG_FLAGS {
+            cc.add_arg(flag);
+        }
+        if let Some(pass) = part(Part::CmpGuardPass) {
+            cc.add_arg(format!("-fpass-plugin={}", pass.display()));
+        }
+    }
+    if let Some(pass) = part(Part::AutotokensPass) {
+        // As libafl_cc's `add_pass` loads its passes, from wherever the part is.
+        let pass = pass.display().to_string();
+        for arg in ["-Xclang", "-load", "-Xclang", &pass, "-Xclang"] {
+            cc.add_arg(arg);
+        }
+        cc.add_arg(format!("-fpass-plugin={pass}"));
+    }
+}
+
 /// Runs clang (C or C++) with our instrumentation and runtime, and exits with its status.
 pub fn run(is_cpp: bool) -> ! {
     let mut args = without_libfuzzer_flags(env::args().collect());
     let standalone = take_flag(&mut args, "--standalone") || env_on("LAFUZZ_STANDALONE");
+    let source_coverage = take_flag(&mut args, "--coverage") || env_on("LAFUZZ_COVERAGE");
     let cmplog = !(take_flag(&mut args, "--no-cmplog") || env_on("LAFUZZ_NO_CMPLOG"));
+    if source_coverage && standalone {
+        eprintln!(
+            "libafl_cc: error: --coverage builds the fuzzer runtime's binary, not --standalone"
+        );
+        process::exit(2);
+    }
     if args.len() <= 1 {
         eprintln!(
             "usage: {} [clang arguments]  (compiles with coverage, links the lafuzz runtime)",
@@ -158,14 +197,12 @@ pub fn run(is_cpp: bool) -> ! {
         eprintln!("libafl_cc: cannot parse arguments: {e:?}");
         process::exit(2);
     }
-    cc.add_arg("-fsanitize-coverage=inline-8bit-counters");
-    if cmplog {
-        for flag in CMPLOG_FLAGS {
+    if source_coverage {
+        for flag in SOURCE_COVERAGE_FLAGS {
             cc.add_arg(flag);
         }
-        if let Some(pass) = part(Part::CmpGuardPass) {
-            cc.add_arg(format!("-fpass-plugin={}", pass.display()));
-        }
+    } else {
+        add_fuzzing_instrumentation(&mut cc, cmplog);
     }
     if standalone {
         for define in AFL_API_DEFINES {
@@ -193,14 +230,6 @@ pub fn run(is_cpp: bool) -> ! {
                 process::exit(1);
             }
         }
-    }
-    if let Some(pass) = part(Part::AutotokensPass) {
-        // As libafl_cc's `add_pass` loads its passes, from wherever the part is.
-        let pass = pass.display().to_string();
-        for arg in ["-Xclang", "-load", "-Xclang", &pass, "-Xclang"] {
-            cc.add_arg(arg);
-        }
-        cc.add_arg(format!("-fpass-plugin={pass}"));
     }
     match cc.run() {
         Ok(Some(code)) => process::exit(code),

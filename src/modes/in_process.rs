@@ -19,7 +19,7 @@ use crate::{
     options::FuzzOptions,
     target::{
         harness::{self, CounterRegion},
-        leaks,
+        leaks, profile,
     },
     types::{EdgesObserver, Observers},
 };
@@ -31,6 +31,13 @@ pub fn linked_harness_map_size(opts: &FuzzOptions) -> Result<usize, String> {
             "a target after `--` needs --mode forkserver or persistent (not {:?})",
             opts.mode
         ));
+    }
+    if profile::linked() && harness::coverage_counter_count().is_none() {
+        return Err(
+            "this binary was built with `libafl_cc --coverage` for coverage reports \
+                    (`coverage -i DIR --html OUT`): build it without --coverage to fuzz"
+                .into(),
+        );
     }
     harness::coverage_counter_count().ok_or_else(|| {
         "this binary has no instrumented harness linked: fuzz a standalone target with \

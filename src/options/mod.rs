@@ -1,7 +1,8 @@
 //! The command line: one options struct per subcommand (`options/fuzz.rs`,
-//! `options/replay.rs`), values typed and checked by clap (`options/values.rs`). Nothing here
+//! `options/replay.rs`, ...), values typed and checked by clap (`options/values.rs`). Nothing here
 //! touches the disk or starts a process.
 
+mod coverage;
 mod fuzz;
 mod minimize;
 mod replay;
@@ -9,6 +10,7 @@ mod values;
 
 use clap::{error::ErrorKind, Parser, Subcommand};
 
+pub use coverage::CoverageOptions;
 pub use fuzz::{FuzzOptions, Mode};
 pub use minimize::{MinimizeCorpusOptions, MinimizeOptions, RunLimits};
 pub use replay::{ReplayOptions, TriageOptions};
@@ -38,6 +40,9 @@ pub enum Command {
     /// Sort a campaign's crashes, hangs, out-of-memory inputs and leaks into bugs: one line
     /// per bucket (kind and top three frames), with the commands that reproduce and minimize.
     Triage(TriageOptions),
+    /// Run a corpus through a `libafl_cc --coverage` build and report the lines and branches
+    /// it reaches (HTML and/or a table), as `cargo fuzz coverage`.
+    Coverage(CoverageOptions),
 }
 
 impl Cli {
@@ -89,6 +94,11 @@ fn one_line(e: &clap::Error) -> String {
         let why = std::error::Error::source(e).map_or_else(String::new, |s| s.to_string());
         return format!("bad {flag} '{value}': {why}");
     }
+    if let (ErrorKind::MissingRequiredArgument, Some(ContextValue::Strings(args))) =
+        (e.kind(), e.get(ContextKind::InvalidArg))
+    {
+        return format!("missing {}", args.join(", "));
+    }
     let text = e.render().to_string();
     text.lines()
         .next()
@@ -134,5 +144,7 @@ mod tests {
             "{}",
             one_line(&e)
         );
+        let e = Cli::try_parse_from(["x", "coverage", "-i", "corpus"]).unwrap_err();
+        assert_eq!(one_line(&e), "missing <--html <OUT>|--text>");
     }
 }

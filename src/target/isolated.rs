@@ -11,7 +11,7 @@ use std::{
 
 use crate::{
     coverage::buckets::bucket,
-    target::{harness, leaks, memory::resident_mb},
+    target::{harness, leaks, memory::resident_mb, profile},
 };
 
 /// How long after its last input's timeout a child that has not ended is killed.
@@ -127,6 +127,7 @@ pub fn run(
 /// child, is reported as a timeout), sends the last one's features, leaves.
 fn run_child(inputs: &[&[u8]], timeout: Duration, features_to: Option<libc::c_int>) -> ! {
     unblock_ending_signals();
+    profile::child_started();
     let counters = features_to.and_then(|_| harness::take_coverage_counters().ok());
     for (at, input) in inputs.iter().enumerate() {
         arm_timeout(timeout);
@@ -137,6 +138,7 @@ fn run_child(inputs: &[&[u8]], timeout: Duration, features_to: Option<libc::c_in
         }
         leaks::run_in_child(|| run_checked(input));
     }
+    profile::write_in_child();
     if let (Some(counters), Some(fd)) = (counters, features_to) {
         let bytes: Vec<u8> = counters
             .to_vec()
@@ -278,20 +280,6 @@ fn wait(pid: libc::pid_t, limit: Duration, rss_limit_mb: u64, mut each: impl FnM
         // Most inputs end within microseconds: poll fast first, then back off.
         sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(1));
-    }
-}
-
-/// A signal's name, for reports.
-pub fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGILL => "SIGILL",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGTRAP => "SIGTRAP",
-        _ => "signal",
     }
 }
 

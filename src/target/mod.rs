@@ -1,7 +1,8 @@
 //! The target: the harness linked into this binary (`harness.rs`, with its C shim `hooks.c`),
 //! when its comparison hooks run (`comparison_hooks.rs`: tracing, value profile), its
 //! sanitizers' leak check (`leaks.rs`, with `sanitizers.c`), the input it is running (`inflight.rs`), one input in a forked child (`isolated.rs`), how much
-//! memory a process uses (`memory.rs`), what the standalone runtime and the fuzzer agree on
+//! memory a process uses (`memory.rs`), clang's profile runtime in a `--coverage` build
+//! (`profile.rs`, with `profile.c`), what the standalone runtime and the fuzzer agree on
 //! (`runtime_abi.rs`, read from `runtime_constants.c`), the command that reproduces a
 //! saved input (`reproduce.rs`), and the stack a dying child prints (`stack.rs`).
 //!
@@ -13,6 +14,7 @@ pub mod inflight;
 pub mod isolated;
 pub mod leaks;
 pub mod memory;
+pub mod profile;
 pub mod reproduce;
 pub mod runtime_abi;
 pub mod stack;

@@ -10,8 +10,6 @@ use std::{
     sync::atomic::{AtomicBool, Ordering},
 };
 
-use super::isolated::signal_name;
-
 extern "C" {
     fn lafuzz_print_sanitizer_stack() -> libc::c_int;
     fn lafuzz_sanitizer_reported() -> libc::c_int;
@@ -135,4 +133,18 @@ fn print_stack() {
     }
     text.push('\n');
     let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
+/// A signal's name, for reports.
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGILL => "SIGILL",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTRAP => "SIGTRAP",
+        _ => "signal",
+    }
 }

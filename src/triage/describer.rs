@@ -157,7 +157,7 @@ impl Describer {
             }
             Some(status) => match status.signal() {
                 Some(sig) => {
-                    let name = crate::target::isolated::signal_name(sig);
+                    let name = crate::target::stack::signal_name(sig);
                     text.push_str(&format!("\ninput: CRASH (signal {sig}, {name})\n"));
                     true
                 }
