@@ -82,9 +82,17 @@ pub fn command(
                 .arg(work.join("out"))
                 .arg("-V")
                 .arg(secs.to_string());
-            if let Some(cmplog) = cmplog {
-                cmd.arg("-c").arg(cmplog.path(p));
-            }
+            // AFL++ 4.04c (Debian 12's) starts its CmpLog fork server on the main target's
+            // path whatever `-c` names (perf and /proc/PID/exe showed the plain build logging
+            // nothing): the CmpLog build is given as both, as `-c 0` does; it logs only in the
+            // CmpLog fork server, whose environment says so.
+            let binary = match cmplog {
+                Some(cmplog) => {
+                    cmd.arg("-c").arg(cmplog.path(p));
+                    cmplog.path(p)
+                }
+                None => binary,
+            };
             cmd.arg("--").arg(&binary);
             if file_arg {
                 cmd.arg("@@");
@@ -159,7 +167,7 @@ mod tests {
             "-c".into(),
             "/r/build/zlib-afl-cmplog".into(),
             "--".into(),
-            "/r/build/zlib-afl".into()
+            "/r/build/zlib-afl-cmplog".into()
         ]));
         assert_eq!(
             argv(&suite("libpng"), "aflpp-forkserver").last().unwrap(),
