@@ -174,7 +174,7 @@ impl Plan {
         inputs.push(archive);
         let out = Bin::bench(lib.name, b.suffix).path(p);
         self.links
-            .push(b.flavor.link(&inputs, link_flags, lib.libs, &out));
+            .push(b.flavor.link(p, &inputs, link_flags, lib.libs, &out));
         Ok(())
     }
 
@@ -185,7 +185,7 @@ impl Plan {
             Some(flavor) => {
                 let obj = self.helper(p, flavor, b.source);
                 self.links
-                    .push(flavor.link(&[obj], &["-fsanitize=fuzzer"], &[], &out));
+                    .push(flavor.link(p, &[obj], &["-fsanitize=fuzzer"], &[], &out));
             }
             None => self
                 .links

@@ -123,6 +123,7 @@ mod tests {
             fuzzers: r.join("fuzzers"),
             release: r.join("release"),
             build: r.join("build"),
+            quick: false,
         };
         let f = table.iter().find(|f| f.name == name).unwrap();
         let cmd = command(&p, f, Path::new("/w"), Path::new("/s"), 7, None);

@@ -63,16 +63,24 @@ pub const PLAIN: Flavor = Flavor {
 };
 
 impl Flavor {
-    fn flags(&self) -> Vec<String> {
-        self.cflags.iter().map(|f| f.to_string()).collect()
+    fn flags(&self, p: &Paths) -> Vec<String> {
+        self.cflags
+            .iter()
+            .map(|&f| if p.quick && f == "-O2" { "-O0" } else { f })
+            .map(str::to_string)
+            .collect()
     }
 
     fn compilers(&self) -> (&Path, &Path) {
         (Path::new(self.cc), Path::new(self.cxx))
     }
 
-    fn with_env(&self, mut job: Job) -> Job {
+    fn with_env(&self, p: &Paths, mut job: Job) -> Job {
         job.command.envs(self.env.iter().copied());
+        if p.quick {
+            // AFL++'s compilers add -O3 of their own unless told not to.
+            job.command.env("AFL_DONT_OPTIMIZE", "1");
+        }
         job
     }
 
@@ -83,17 +91,14 @@ impl Flavor {
             .build
             .join(format!("objects-{}", self.name))
             .join(lib.name);
-        let flags = self.flags();
+        let flags = self.flags(p);
         let (jobs, objects) = lib.library_jobs(&p.root, self.compilers(), &flags, &dir)?;
         let harness = dir.join("harness.o");
-        let mut compiles: Vec<Job> = jobs.into_iter().map(|j| self.with_env(j)).collect();
-        compiles.push(self.with_env(lib.harness_job(
-            &p.root,
-            self.compilers(),
-            &flags,
-            &dir,
-            &harness,
-        )?));
+        let mut compiles: Vec<Job> = jobs.into_iter().map(|j| self.with_env(p, j)).collect();
+        compiles.push(self.with_env(
+            p,
+            lib.harness_job(&p.root, self.compilers(), &flags, &dir, &harness)?,
+        ));
         let archive = dir.join(format!("lib{}.a", lib.name));
         Ok(LibraryJobs {
             compiles,
@@ -107,26 +112,36 @@ impl Flavor {
     pub fn helper(&self, p: &Paths, source: &Path) -> (Job, PathBuf) {
         let stem = source.file_stem().unwrap().to_string_lossy();
         let obj = p.build.join(format!("{stem}-{}.o", self.name));
-        let job = Job::compile(Path::new(self.cc), &self.flags(), &[], source, &obj);
-        (self.with_env(job), obj)
+        let job = Job::compile(Path::new(self.cc), &self.flags(p), &[], source, &obj);
+        (self.with_env(p, job), obj)
     }
 
     /// Links `inputs` with the C++ driver; `link_flags` decide the main (e.g.
     /// `-fsanitize=fuzzer`), `libs` are the system libraries.
-    pub fn link(&self, inputs: &[PathBuf], link_flags: &[&str], libs: &[&str], out: &Path) -> Job {
+    pub fn link(
+        &self,
+        p: &Paths,
+        inputs: &[PathBuf],
+        link_flags: &[&str],
+        libs: &[&str],
+        out: &Path,
+    ) -> Job {
         let mut command = Command::new(self.cxx);
         command
-            .args(self.flags())
+            .args(self.flags(p))
             .args(link_flags)
             .args(inputs)
             .args(libs)
             .arg("-o")
             .arg(out);
-        self.with_env(Job {
-            command,
-            output: out.to_path_buf(),
-            inputs: inputs.to_vec(),
-        })
+        self.with_env(
+            p,
+            Job {
+                command,
+                output: out.to_path_buf(),
+                inputs: inputs.to_vec(),
+            },
+        )
     }
 }
 

@@ -63,6 +63,10 @@ struct Options {
     /// for runs that check that everything works, not what it measures (the smoke test).
     #[arg(long)]
     in_pairs: bool,
+    /// Build the peers unoptimized, in target/bench-build-quick: for runs that check that
+    /// everything builds and fuzzes (the smoke test), in a tenth of the compile time.
+    #[arg(long)]
+    quick_builds: bool,
     /// Trials for time-to-crash on the magic harness.
     #[arg(long, default_value_t = 3)]
     magic_trials: usize,
@@ -111,7 +115,7 @@ fn run(opts: Options) -> Result<(), String> {
     // AFL++ starts its fork servers in sessions of their own; as their subreaper the bench can
     // still stop everything a run leaves behind.
     lafuzz::platform::supervisor::become_subreaper();
-    let paths = Paths::new()?;
+    let paths = Paths::new(opts.quick_builds)?;
     if opts.list {
         let targets: Vec<&str> = LIBRARIES.iter().map(|l| l.name).collect();
         println!("targets: {}", targets.join(","));

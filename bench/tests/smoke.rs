@@ -22,7 +22,14 @@ fn every_target_builds_and_fuzzes_with_every_fuzzer() {
     let out = std::env::temp_dir().join(format!("lafuzz-bench-smoke-{}", std::process::id()));
     let _ = fs::remove_dir_all(&out);
     let status = Command::new(env!("CARGO_BIN_EXE_lafuzz-bench"))
-        .args(["--time", "2", "--no-extras", "--in-pairs", "--out"])
+        .args([
+            "--time",
+            "2",
+            "--no-extras",
+            "--in-pairs",
+            "--quick-builds",
+            "--out",
+        ])
         .arg(&out)
         .current_dir(&root)
         .status()
