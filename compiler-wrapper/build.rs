@@ -1,6 +1,6 @@
 //! Compiles the standalone runtime that `--standalone` links: the fork server and persistent
-//! loop, comparison logging, the logging comparison functions, the sanitizer defaults and the
-//! child's memory limit, one
+//! loop, comparison logging, the logging comparison functions, the sanitizer defaults, the
+//! child's memory limit and the stack of a crash run alone, one
 //! file each around `runtime/lafuzz_runtime.h` (which the fuzzer crate's build reads too).
 //! Also the LLVM pass plugin `pass/cmp-guard.cc` (see there), built with the LLVM whose clang
 //! the wrapper runs.
@@ -13,6 +13,7 @@ const SOURCES: &[&str] = &[
     "runtime/compare.c",
     "runtime/sanitizers.c",
     "runtime/memory.c",
+    "runtime/stack.c",
 ];
 
 fn main() {

@@ -1,7 +1,8 @@
-//! Crash triage: every finding is described beside it (`NAME.txt`: kind, stack, bucket),
-//! `crashes/` keeps the first crash of each bucket even without new coverage, `replay` prints
-//! the stack of a crash or hang without a sanitizer, and `triage OUT` prints one line per
-//! bucket with commands that reproduce it.
+//! Crash triage: every finding is described beside it (`NAME.txt`: kind, stack, bucket), in
+//! process and out (a standalone target run by its own command line); `crashes/` keeps the
+//! first crash of each bucket even without new coverage; `replay` prints the stack of a crash
+//! or hang without a sanitizer; `triage OUT` prints one line per bucket with commands that
+//! reproduce it.
 
 mod common;
 
@@ -163,6 +164,35 @@ fn crashes_and_hangs_are_described_with_their_stack() {
         "{shown}"
     );
     assert!(shown.contains("in LLVMFuzzerTestOneInput"), "{shown}");
+}
+
+/// A standalone target's crash, run alone by its own command line, prints its stack through our
+/// runtime; the fuzzer symbolizes it: the same description as in process.
+#[test]
+fn standalone_crashes_are_described_with_their_stack() {
+    let tmp = TempDir::new("triage-standalone");
+    let seeds = tmp.seeds(&[("crash", "CRAS"), ("boom", "BOOX")]);
+    let out = tmp.path().join("out");
+    let target = fuzzer("crashme-standalone");
+    let args = ["--max-time", "120", "--", target.to_str().unwrap()];
+    let mut campaign = Campaign::fuzz(&driver(), "forkserver", &seeds, &out, &args);
+    campaign.wait_for(Duration::from_secs(90), "two crashes", |s| {
+        stat(s, "saved_crashes") >= 2
+    });
+    assert!(
+        campaign.stop_with(libc::SIGINT).success(),
+        "{}",
+        campaign.log()
+    );
+    let abort = input_starting_with(&out.join("crashes"), b"CRAS").unwrap();
+    let text = description(&abort);
+    assert_eq!(field(&text, "kind"), "SIGABRT", "{text}");
+    assert!(text.contains("#0 LLVMFuzzerTestOneInput "), "{text}");
+    assert!(text.contains("crashme.c:21"), "{text}");
+    assert!(
+        field(&text, "reproduce").contains("crashme-standalone <"),
+        "{text}"
+    );
 }
 
 #[test]

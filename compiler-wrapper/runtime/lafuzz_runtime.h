@@ -39,6 +39,9 @@
 // catch, unlike SIGKILL: told it, a persistent child answers the fuzzer itself between inputs
 // (answers.c); afl-fuzz does not tell it, and gets AFL++'s stop-and-continue loop.
 #define LAFUZZ_TIMEOUT_SIGNAL_ENV_VAR "__LAFUZZ_TIMEOUT_SIGNAL"
+// Ours: set by the fuzzer when it runs a finding again to describe it (stack.c): a fatal
+// signal prints the stack first.
+#define LAFUZZ_PRINT_STACK_ENV_VAR "__LAFUZZ_PRINT_STACK"
 
 // The page the coverage counters are aligned to and padded to (libafl_cc's linker script, whose
 // build reads this value), and that the fuzzer rounds its coverage segment up to: the runtime maps the

@@ -14,6 +14,7 @@ unsafe extern "C" {
     static lafuzz_rss_limit_env: c_char;
     static lafuzz_oom_shm_env: c_char;
     static lafuzz_cmplog_shm_env: c_char;
+    static lafuzz_print_stack_env: c_char;
     static lafuzz_timeout_signal_env: c_char;
 }
 
@@ -46,6 +47,12 @@ pub fn rss_limit_env() -> &'static str {
 pub fn oom_shm_env() -> &'static str {
     // SAFETY: a `const char[]` initialized from a string literal (runtime_constants.c).
     unsafe { header_string(&raw const lafuzz_oom_shm_env) }
+}
+
+/// The variable that makes a standalone target run alone print its stack on a crash.
+pub fn print_stack_env() -> &'static str {
+    // SAFETY: a `const char[]` initialized from a string literal (runtime_constants.c).
+    unsafe { header_string(&raw const lafuzz_print_stack_env) }
 }
 
 /// The variable naming the comparison log's shared memory (the tracing fork server's).

@@ -21,3 +21,5 @@ const char lafuzz_oom_shm_env[] = LAFUZZ_OOM_SHM_ENV_VAR;
 const char lafuzz_timeout_signal_env[] = LAFUZZ_TIMEOUT_SIGNAL_ENV_VAR;
 // The environment variable that gives the tracing fork server its comparison log.
 const char lafuzz_cmplog_shm_env[] = LAFUZZ_CMPLOG_SHM_ENV_VAR;
+// The environment variable that makes a target run alone print its stack on a crash (stack.c).
+const char lafuzz_print_stack_env[] = LAFUZZ_PRINT_STACK_ENV_VAR;

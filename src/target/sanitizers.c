@@ -147,3 +147,13 @@ int lafuzz_print_sanitizer_stack(void) {
   return 1;
 }
 int lafuzz_sanitizer_reported(void) { return __asan_report_present && __asan_report_present(); }
+
+// The llvm-symbolizer found when this was built (see WITH_SYMBOLIZER), or NULL: the fuzzer
+// symbolizes a standalone target's unsymbolized stack with it (triage/symbolize.rs).
+const char *lafuzz_symbolizer_path(void) {
+#ifdef LAFUZZ_SYMBOLIZER
+  return access(LAFUZZ_SYMBOLIZER, X_OK) == 0 ? LAFUZZ_SYMBOLIZER : NULL;
+#else
+  return NULL;
+#endif
+}

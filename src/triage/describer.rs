@@ -10,7 +10,8 @@ use std::{
     time::{Duration, Instant},
 };
 
-use super::description::Description;
+use super::{description::Description, symbolize::symbolize};
+use crate::target::runtime_abi;
 
 #[derive(Debug, Clone)]
 enum How {
@@ -104,13 +105,15 @@ impl Describer {
             false => std::fs::File::open(input).map(Stdio::from),
         };
         let mut target = Command::new(program);
-        // Run alone: not as the fork server's child this client's environment would make it.
+        // Run alone: not as the fork server's child this client's environment would make it,
+        // and printing its stack on a crash (our runtime's; a sanitizer's prints its own).
         for (name, _) in std::env::vars_os() {
             let name_text = name.to_string_lossy();
             if name_text.starts_with("__AFL") || name_text.starts_with("__LAFUZZ") {
                 target.env_remove(&name);
             }
         }
+        target.env(runtime_abi::print_stack_env(), "1");
         let child = stdin.and_then(|stdin| {
             target
                 .args(args)
@@ -164,9 +167,11 @@ impl Describer {
                 None => !status.success() && text.contains("ERROR: "),
             },
         };
+        let mut description = Description::parse(&text);
+        symbolize(&mut description.frames);
         Rerun {
             failed,
-            description: Description::parse(&text),
+            description,
         }
     }
 }
