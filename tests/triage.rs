@@ -166,18 +166,25 @@ fn crashes_and_hangs_are_described_with_their_stack() {
     assert!(shown.contains("in LLVMFuzzerTestOneInput"), "{shown}");
 }
 
-/// A standalone target's crash, run alone by its own command line, prints its stack through our
-/// runtime; the fuzzer symbolizes it: the same description as in process.
+/// A standalone target's crash or hang, run alone by its own command line, prints its stack
+/// through our runtime; the fuzzer symbolizes it: the same description as in process.
 #[test]
 fn standalone_crashes_are_described_with_their_stack() {
     let tmp = TempDir::new("triage-standalone");
-    let seeds = tmp.seeds(&[("crash", "CRAS"), ("boom", "BOOX")]);
+    let seeds = tmp.seeds(&[("crash", "CRAS"), ("boom", "BOOX"), ("hang", "HANG")]);
     let out = tmp.path().join("out");
     let target = fuzzer("crashme-standalone");
-    let args = ["--max-time", "120", "--", target.to_str().unwrap()];
+    let args = [
+        "--max-time",
+        "120",
+        "-t",
+        "300",
+        "--",
+        target.to_str().unwrap(),
+    ];
     let mut campaign = Campaign::fuzz(&driver(), "forkserver", &seeds, &out, &args);
-    campaign.wait_for(Duration::from_secs(90), "two crashes", |s| {
-        stat(s, "saved_crashes") >= 2
+    campaign.wait_for(Duration::from_secs(90), "two crashes and a hang", |s| {
+        stat(s, "saved_crashes") >= 2 && stat(s, "saved_hangs") >= 1
     });
     assert!(
         campaign.stop_with(libc::SIGINT).success(),
@@ -192,6 +199,13 @@ fn standalone_crashes_are_described_with_their_stack() {
     assert!(
         field(&text, "reproduce").contains("crashme-standalone <"),
         "{text}"
+    );
+    let hang = inputs(&out.join("hangs"))[0].clone();
+    let text_of_hang = description(&hang);
+    assert_eq!(field(&text_of_hang, "kind"), "timeout", "{text_of_hang}");
+    assert!(
+        text_of_hang.contains("crashme.c:"),
+        "where it hung: {text_of_hang}"
     );
 }
 

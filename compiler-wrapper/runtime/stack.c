@@ -1,9 +1,10 @@
-// lafuzz standalone runtime: the stack of a crash, for the fuzzer's description of a finding
-// (src/triage/). Run alone with LAFUZZ_PRINT_STACK_ENV_VAR set, a fatal signal prints
-// `ERROR: lafuzz: deadly signal SIGNAME` and the stack as sanitizers print theirs: the
-// sanitizer's own symbolized one when linked, else `#N 0xADDR in FUNCTION (MODULE+0xOFFSET)`
-// from glibc's backtrace and dladdr, which the fuzzer symbolizes (dladdr names only exported
-// functions). Never under a fork server: there a crash is the fuzzer's to see, fast.
+// lafuzz standalone runtime: the stack of a crash or hang, for the fuzzer's description of a
+// finding (src/triage/). Run alone with LAFUZZ_PRINT_STACK_ENV_VAR set, a fatal signal prints
+// `ERROR: lafuzz: deadly signal SIGNAME` (`timeout` for the fuzzer's SIGALRM) and the stack as
+// sanitizers print theirs: the sanitizer's own symbolized one when linked, else `#N 0xADDR in
+// FUNCTION (MODULE+0xOFFSET)` from glibc's backtrace and dladdr, which the fuzzer symbolizes
+// (dladdr names only exported functions). Never under a fork server: there a crash is the fuzzer's
+// to see, fast.
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -20,7 +21,8 @@ __attribute__((weak)) void __sanitizer_print_stack_trace(void);
 
 #define MAX_FRAMES 64
 
-static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP};
+// The crashes, and the fuzzer's SIGALRM when the run is out of time (a hang's stack).
+static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGALRM};
 
 static const char *signal_name(int sig) {
   switch (sig) {
@@ -56,7 +58,10 @@ static void lafuzz_print_frames(void) {
 static void lafuzz_on_fatal_signal(int sig) {
   // Back to the defaults first: a fault while printing ends the process as `sig` would.
   for (size_t i = 0; i < sizeof fatal / sizeof *fatal; i++) signal(fatal[i], SIG_DFL);
-  fprintf(stderr, "==%d== ERROR: lafuzz: deadly signal %s\n", (int)getpid(), signal_name(sig));
+  if (sig == SIGALRM)
+    fprintf(stderr, "==%d== ERROR: lafuzz: timeout\n", (int)getpid());
+  else
+    fprintf(stderr, "==%d== ERROR: lafuzz: deadly signal %s\n", (int)getpid(), signal_name(sig));
   if (__sanitizer_print_stack_trace)
     __sanitizer_print_stack_trace();
   else

@@ -36,6 +36,9 @@ pub struct Rerun {
     pub description: Description,
 }
 
+/// How long a timed-out target may take to print its stack (our runtime's printer).
+const STACK_PRINT_TIME: Duration = Duration::from_secs(5);
+
 /// A run's output is cut here: the report is at its start.
 const MAX_OUTPUT: u64 = 1 << 20;
 
@@ -141,10 +144,23 @@ impl Describer {
             text
         });
         let start = Instant::now();
+        let mut alarmed = false;
         let status = loop {
             match child.try_wait() {
-                Ok(Some(status)) => break Some(status),
+                Ok(Some(status)) if !alarmed => break Some(status),
+                // Ended by the alarm below: a timeout, whose stack it printed.
+                Ok(Some(_)) => break None,
                 Ok(None) if start.elapsed() < self.timeout => sleep(Duration::from_millis(5)),
+                // Out of time: SIGALRM first, which our runtime's stack printer takes, then
+                // SIGKILL once it had the time to print.
+                Ok(None) if !alarmed => {
+                    alarmed = true;
+                    // SAFETY: kill(2) on our own child, still unreaped.
+                    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGALRM) };
+                }
+                Ok(None) if start.elapsed() < self.timeout + STACK_PRINT_TIME => {
+                    sleep(Duration::from_millis(5));
+                }
                 _ => {
                     let _ = child.kill();
                     let _ = child.wait();
