@@ -12,7 +12,10 @@ use harness_builder::{
 };
 
 use crate::{
-    flavor::{Flavor, LibraryJobs, AFL, AFL_CMPLOG, COVERAGE, LIBFUZZER, PLAIN},
+    flavor::{
+        Flavor, LibraryJobs, AFL, AFL_CMPLOG, AFL_CMPLOG_ASAN, COVERAGE, LIBFUZZER, LIBFUZZER_ASAN,
+        OURS_ASAN, PLAIN,
+    },
     fuzzers::Bin,
     paths::Paths,
 };
@@ -60,6 +63,26 @@ const TARGET_BUILDS: &[TargetBuild] = &[
         suffix: "-afl-onefile",
         flavor: &AFL,
         main: Main::Helper("bench/c/onefile_main.c"),
+    },
+];
+
+/// The bug benchmark's targets, with AddressSanitizer: ours, libFuzzer's (also the bench's
+/// judge of every fuzzer's crashes) and AFL++'s with CmpLog.
+const BUG_BUILDS: &[TargetBuild] = &[
+    TargetBuild {
+        suffix: "-ours-asan",
+        flavor: &OURS_ASAN,
+        main: Main::Fuzzer,
+    },
+    TargetBuild {
+        suffix: "-libfuzzer-asan",
+        flavor: &LIBFUZZER_ASAN,
+        main: Main::Fuzzer,
+    },
+    TargetBuild {
+        suffix: "-afl-cmplog-asan",
+        flavor: &AFL_CMPLOG_ASAN,
+        main: Main::Fuzzer,
     },
 ];
 
@@ -165,6 +188,8 @@ impl Plan {
         let (harness, archive) = self.library(p, lib, b.flavor)?;
         let mut inputs = vec![harness];
         let link_flags: &[&str] = match b.main {
+            // Our wrapper links our runtime, main included.
+            Main::Fuzzer if b.flavor.is_ours() => &[],
             Main::Fuzzer => &["-fsanitize=fuzzer"],
             Main::Helper(source) => {
                 inputs.push(self.helper(p, b.flavor, source));
@@ -173,8 +198,11 @@ impl Plan {
         };
         inputs.push(archive);
         let out = Bin::bench(lib.name, b.suffix).path(p);
-        self.links
-            .push(b.flavor.link(p, &inputs, link_flags, lib.libs, &out));
+        let mut link = b.flavor.link(p, &inputs, link_flags, lib.libs, &out);
+        if b.flavor.is_ours() {
+            link.inputs.push(p.release.join("liblafuzz.a"));
+        }
+        self.links.push(link);
         Ok(())
     }
 
@@ -224,6 +252,28 @@ pub fn build_all(
             .filter(|b| with_afl || !b.flavor.is_some_and(needs_afl))
         {
             plan.one_file(p, b);
+        }
+    }
+    for step in [plan.compiles, plan.archives, plan.links] {
+        run_all(step)?;
+    }
+    Ok(())
+}
+
+/// Builds the bug benchmark's `targets` (AFL++'s only if `with_afl`).
+pub fn build_bug_targets(
+    p: &Paths,
+    with_afl: bool,
+    targets: &[&'static Library],
+) -> Result<(), String> {
+    std::fs::create_dir_all(&p.build).map_err(|e| e.to_string())?;
+    let mut plan = Plan::default();
+    for lib in targets {
+        for b in BUG_BUILDS
+            .iter()
+            .filter(|b| with_afl || !needs_afl(b.flavor))
+        {
+            plan.target(p, lib, b)?;
         }
     }
     for step in [plan.compiles, plan.archives, plan.links] {

@@ -13,6 +13,7 @@ use crate::paths::Paths;
 /// One way of compiling: C compiler, C++ compiler, flags for compiling, env.
 pub struct Flavor {
     pub name: &'static str,
+    /// Compilers looked up in PATH, or ours (`libafl_cc`) in `target/release/`.
     cc: &'static str,
     cxx: &'static str,
     cflags: &'static [&'static str],
@@ -53,6 +54,35 @@ pub const COVERAGE: Flavor = Flavor {
     env: &[],
     needs_afl: false,
 };
+/// The bug benchmark's builds: AddressSanitizer for every fuzzer (ours through our wrapper).
+pub const OURS_ASAN: Flavor = Flavor {
+    name: "ours-asan",
+    cc: "libafl_cc",
+    cxx: "libafl_cxx",
+    cflags: &["-O2", "-g", "-fsanitize=address"],
+    env: &[],
+    needs_afl: false,
+};
+pub const LIBFUZZER_ASAN: Flavor = Flavor {
+    name: "libfuzzer-asan",
+    cc: "clang-19",
+    cxx: "clang++-19",
+    cflags: &["-O2", "-g", "-fsanitize=fuzzer-no-link,address"],
+    env: &[],
+    needs_afl: false,
+};
+pub const AFL_CMPLOG_ASAN: Flavor = Flavor {
+    name: "afl-cmplog-asan",
+    cc: "afl-clang-fast",
+    cxx: "afl-clang-fast++",
+    cflags: &["-O2", "-g"],
+    env: &[
+        ("AFL_QUIET", "1"),
+        ("AFL_LLVM_CMPLOG", "1"),
+        ("AFL_USE_ASAN", "1"),
+    ],
+    needs_afl: true,
+};
 pub const PLAIN: Flavor = Flavor {
     name: "plain",
     cc: "clang-19",
@@ -71,8 +101,20 @@ impl Flavor {
             .collect()
     }
 
-    fn compilers(&self) -> (&Path, &Path) {
-        (Path::new(self.cc), Path::new(self.cxx))
+    fn compilers(&self, p: &Paths) -> (PathBuf, PathBuf) {
+        let find = |name: &str| {
+            if name.starts_with("libafl_") {
+                p.release.join(name)
+            } else {
+                PathBuf::from(name)
+            }
+        };
+        (find(self.cc), find(self.cxx))
+    }
+
+    /// Our wrapper, which links our runtime (and its own main) by itself.
+    pub fn is_ours(&self) -> bool {
+        self.cc.starts_with("libafl_")
     }
 
     fn with_env(&self, p: &Paths, mut job: Job) -> Job {
@@ -92,12 +134,13 @@ impl Flavor {
             .join(format!("objects-{}", self.name))
             .join(lib.name);
         let flags = self.flags(p);
-        let (jobs, objects) = lib.library_jobs(&p.root, self.compilers(), &flags, &dir)?;
+        let (cc, cxx) = self.compilers(p);
+        let (jobs, objects) = lib.library_jobs(&p.root, (&cc, &cxx), &flags, &dir)?;
         let harness = dir.join("harness.o");
         let mut compiles: Vec<Job> = jobs.into_iter().map(|j| self.with_env(p, j)).collect();
         compiles.push(self.with_env(
             p,
-            lib.harness_job(&p.root, self.compilers(), &flags, &dir, &harness)?,
+            lib.harness_job(&p.root, (&cc, &cxx), &flags, &dir, &harness)?,
         ));
         let archive = dir.join(format!("lib{}.a", lib.name));
         Ok(LibraryJobs {
@@ -112,7 +155,7 @@ impl Flavor {
     pub fn helper(&self, p: &Paths, source: &Path) -> (Job, PathBuf) {
         let stem = source.file_stem().unwrap().to_string_lossy();
         let obj = p.build.join(format!("{stem}-{}.o", self.name));
-        let job = Job::compile(Path::new(self.cc), &self.flags(p), &[], source, &obj);
+        let job = Job::compile(&self.compilers(p).0, &self.flags(p), &[], source, &obj);
         (self.with_env(p, job), obj)
     }
 
@@ -126,7 +169,7 @@ impl Flavor {
         libs: &[&str],
         out: &Path,
     ) -> Job {
-        let mut command = Command::new(self.cxx);
+        let mut command = Command::new(self.compilers(p).1);
         command
             .args(self.flags(p))
             .args(link_flags)

@@ -183,6 +183,28 @@ pub fn suite_names() -> Vec<&'static str> {
     suite("-").iter().map(|f| f.name).collect()
 }
 
+/// The bug benchmark's fuzzers, each on its AddressSanitizer build of `target`: ours, and the
+/// best setup of each peer (AFL++ with CmpLog; libFuzzer as FuzzBench runs it for bugs).
+pub fn bug_fuzzers(target: &'static str) -> [Fuzzer; 3] {
+    let asan = |suffix| Bin::bench(target, suffix);
+    [
+        Fuzzer::ours("ours-direct", Mode::Direct, asan("-ours-asan")),
+        Fuzzer::libfuzzer(asan("-libfuzzer-asan")),
+        Fuzzer::afl(
+            "aflpp-cmplog",
+            asan("-afl-cmplog-asan"),
+            false,
+            Some(asan("-afl-cmplog-asan")),
+        ),
+    ]
+}
+
+/// The build that judges every fuzzer's crashes on a bug target (a plain libFuzzer binary
+/// runs the file it is given once).
+pub fn bug_judge(target: &'static str) -> Bin {
+    Bin::bench(target, "-libfuzzer-asan")
+}
+
 /// Engine overhead: each engine on a harness that does nothing.
 pub const EMPTY: &[Fuzzer] = &[
     Fuzzer::ours("ours-direct", Mode::Direct, Bin::bench("empty", "-lafuzz")),

@@ -6,6 +6,7 @@
 //! empty harness, a bare loop without fuzzer, multi-core scaling, and time to the
 //! magic-comparison crash. Writes `bench/results/<timestamp>/` and prints the summary.
 
+mod bugs;
 mod builds;
 mod cmplog_cost;
 mod command;
@@ -34,7 +35,10 @@ use std::{
 
 use clap::Parser;
 
-use harness_builder::{Library, LIBRARIES};
+use harness_builder::{
+    bugs::{BUGS, BUG_TARGETS},
+    Library, LIBRARIES,
+};
 
 use crate::{fuzzers::suite_names, paths::Paths, report::Run};
 
@@ -83,6 +87,18 @@ struct Options {
     /// directory) and exit, running nothing.
     #[arg(long, value_name = "DIR")]
     readme_from: Option<PathBuf>,
+    /// Run the bug benchmark instead of the coverage suite: time to each real bug of the bug
+    /// targets (--targets chooses among them, --fuzzers among ours-direct, libfuzzer and
+    /// aflpp-cmplog), --trials times, each run up to --bug-cap seconds.
+    #[arg(long)]
+    bugs: bool,
+    /// Seconds each fuzzer gets per bug target and trial.
+    #[arg(long, default_value_t = 600)]
+    bug_cap: u64,
+    /// Build every bug target for every fuzzer and check each bug's stored reproducer against
+    /// its oracle in every build; fuzz nothing.
+    #[arg(long)]
+    check_bugs: bool,
     /// List the targets and the fuzzers and exit.
     #[arg(long)]
     list: bool,
@@ -120,7 +136,17 @@ fn run(opts: Options) -> Result<(), String> {
         let targets: Vec<&str> = LIBRARIES.iter().map(|l| l.name).collect();
         println!("targets: {}", targets.join(","));
         println!("fuzzers: {}", suite_names().join(","));
+        let bug_targets: Vec<&str> = BUG_TARGETS.iter().map(|l| l.name).collect();
+        println!("bug targets: {}", bug_targets.join(","));
+        let bugs: Vec<&str> = BUGS.iter().map(|b| b.id).collect();
+        println!("bugs: {}", bugs.join(","));
         return Ok(());
+    }
+    if opts.check_bugs {
+        return bugs::check(&paths, fuzzers::afl_available());
+    }
+    if opts.bugs {
+        return run_bugs(&opts, &paths);
     }
     if let Some(dir) = &opts.readme_from {
         readme::update_from(&paths.root, dir)?;
@@ -173,6 +199,32 @@ fn run(opts: Options) -> Result<(), String> {
         )?);
     }
     write_results(&paths, &opts, &runs, &targets, &bench.out)
+}
+
+/// `--bugs`: the bug benchmark, its results in the output directory (and README's Results
+/// with `--readme`).
+fn run_bugs(opts: &Options, paths: &Paths) -> Result<(), String> {
+    let targets = choose(BUG_TARGETS, |l| l.name, &opts.targets, "bug target")?;
+    let bench = bugs::BugBench {
+        paths,
+        targets,
+        fuzzer_names: opts.fuzzers.iter().map(String::as_str).collect(),
+        afl: fuzzers::afl_available(),
+        trials: opts.trials,
+        cap: opts.bug_cap,
+        out: output_dir(opts, paths)?,
+    };
+    if !bench.afl {
+        println!("bench: afl-fuzz not found (Debian package afl++): AFL++ runs are skipped");
+    }
+    let runs = bench.run()?;
+    let summary = bugs::write(&runs, opts.bug_cap, opts.trials, &bench.out)?;
+    if opts.readme {
+        readme::update_bugs(&paths.root, &summary)?;
+        println!("bench: README.md's bug results updated");
+    }
+    println!("\n{summary}\nbench: results in {}", bench.out.display());
+    Ok(())
 }
 
 /// Where this run's results go: `--out`, else a new folder under `bench/results/`.

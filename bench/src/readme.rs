@@ -13,6 +13,9 @@ use crate::{
 
 const BEGIN: &str = "<!-- bench-results:begin -->";
 const END: &str = "<!-- bench-results:end -->";
+/// Where the bug benchmark's results go (`--bugs --readme`).
+const BUGS_BEGIN: &str = "<!-- bench-bugs:begin -->";
+const BUGS_END: &str = "<!-- bench-bugs:end -->";
 
 /// The machine, as `lscpu` names its processor, and its core count.
 fn machine() -> String {
@@ -93,7 +96,23 @@ pub fn update(
     secs: u64,
     trials: usize,
 ) -> Result<(), String> {
-    write_section(root, &section(runs, targets, secs, trials, &date_of(None)))
+    write_section(
+        root,
+        (BEGIN, END),
+        &section(runs, targets, secs, trials, &date_of(None)),
+    )
+}
+
+/// `--bugs --readme`: the bug benchmark's summary, with when and where it ran.
+pub fn update_bugs(root: &Path, summary: &str) -> Result<(), String> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let section = format!(
+        "Latest bug run: {}, `target/release/lafuzz-bench {}`, {}.\n\n{summary}",
+        date_of(None),
+        args.join(" "),
+        machine()
+    );
+    write_section(root, (BUGS_BEGIN, BUGS_END), &section)
 }
 
 /// `--readme-from DIR`: the section of the earlier run whose output directory is `dir`, from its
@@ -122,16 +141,21 @@ pub fn update_from(root: &Path, dir: &Path) -> Result<(), String> {
     };
     let trials = suite.iter().map(|r| r.trial + 1).max().unwrap_or(1);
     let date = date_of(Some(&path));
-    write_section(root, &section(&runs, &targets, secs, trials, &date))
+    write_section(
+        root,
+        (BEGIN, END),
+        &section(&runs, &targets, secs, trials, &date),
+    )
 }
 
-fn write_section(root: &Path, section: &str) -> Result<(), String> {
+/// Replaces what lies between the markers `begin` and `end` in `root/README.md`.
+fn write_section(root: &Path, (begin, end): (&str, &str), section: &str) -> Result<(), String> {
     let path = root.join("README.md");
     let text = fs::read_to_string(&path).map_err(|e| format!("cannot read README.md: {e}"))?;
-    let (Some(begin), Some(end)) = (text.find(BEGIN), text.find(END)) else {
-        return Err(format!("README.md lacks the markers {BEGIN} and {END}"));
+    let (Some(at), Some(until)) = (text.find(begin), text.find(end)) else {
+        return Err(format!("README.md lacks the markers {begin} and {end}"));
     };
-    let updated = format!("{}{BEGIN}\n{}{}", &text[..begin], section, &text[end..]);
+    let updated = format!("{}{begin}\n{}{}", &text[..at], section, &text[until..]);
     fs::write(&path, updated).map_err(|e| format!("cannot write README.md: {e}"))
 }
 

@@ -16,6 +16,7 @@ unsafe extern "C" {
     fn lafuzz_set_malloc_limit(bytes: libc::size_t) -> libc::c_int;
     fn lafuzz_malloc_limit_exit() -> libc::c_int;
     fn lafuzz_silence_output(stdout: libc::c_int, stderr: libc::c_int) -> libc::c_int;
+    fn lafuzz_asan_linked() -> libc::c_int;
 }
 
 /// Sends this process's stdout and (or) stderr, the target's, to /dev/null, keeping the
@@ -136,11 +137,35 @@ pub fn initialize() {
     }
 }
 
-/// Runs one input through the target.
+/// Runs one input through the target. With AddressSanitizer linked in, the target gets a copy
+/// of the input's exact size from the C allocator, as libFuzzer does: our input buffers have
+/// spare capacity (and Rust's allocator is not ASan's), so a read past the input's end would
+/// land in memory ASan allows; in the copy it hits ASan's redzone (an Oniguruma bug, ONIG-5,
+/// went unseen without it).
 pub fn run(input: &[u8]) {
-    // SAFETY: the linked harness takes any byte buffer, as libFuzzer's contract says.
+    static ASAN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    // SAFETY: reads the address of a weak symbol.
+    if *ASAN.get_or_init(|| unsafe { lafuzz_asan_linked() != 0 }) {
+        run_exact_copy(input);
+    } else {
+        // SAFETY: the linked harness takes any byte buffer, as libFuzzer's contract says.
+        unsafe { libfuzzer_test_one_input(input) };
+    }
+}
+
+fn run_exact_copy(input: &[u8]) {
+    // SAFETY: `copy` is a live allocation of exactly `input.len()` bytes (ASan's malloc gives
+    // even 0 bytes a pointer of its own), filled from `input`, lent to the harness for the
+    // call only, then freed.
     unsafe {
-        libfuzzer_test_one_input(input);
+        let copy = libc::malloc(input.len()).cast::<u8>();
+        if copy.is_null() {
+            libfuzzer_test_one_input(input);
+            return;
+        }
+        std::ptr::copy_nonoverlapping(input.as_ptr(), copy, input.len());
+        libfuzzer_test_one_input(std::slice::from_raw_parts(copy, input.len()));
+        libc::free(copy.cast());
     }
 }
 

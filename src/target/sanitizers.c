@@ -148,6 +148,9 @@ int lafuzz_print_sanitizer_stack(void) {
 }
 int lafuzz_sanitizer_reported(void) { return __asan_report_present && __asan_report_present(); }
 
+// Whether AddressSanitizer is linked in (harness.rs gives the target exact-size inputs then).
+int lafuzz_asan_linked(void) { return __asan_report_present != 0; }
+
 // The llvm-symbolizer found when this was built (see WITH_SYMBOLIZER), or NULL: the fuzzer
 // symbolizes a standalone target's unsymbolized stack with it (triage/symbolize.rs).
 const char *lafuzz_symbolizer_path(void) {

@@ -1,6 +1,8 @@
 //! What the harness builder and the bench share: the real libraries of the benchmark suite
-//! (where their sources come from, which files, which flags) and a parallel compile runner.
+//! (where their sources come from, which files, which flags), the bug benchmark's libraries
+//! and bugs, and a parallel compile runner.
 
+pub mod bugs;
 pub mod compile;
 pub mod library;
 

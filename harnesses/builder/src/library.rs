@@ -16,6 +16,9 @@ pub struct Library {
     pub name: &'static str,
     /// The crate that bundles the sources, and their folder inside it.
     pub krate: &'static str,
+    /// The folder, relative to the repository root, whose `Cargo.lock` pins the crate's
+    /// version: "" for the suite's (the workspace's), `bench/bugs` for the bug benchmark's.
+    pub lock: &'static str,
     pub dir: &'static str,
     /// The library's sources, relative to `dir`.
     pub sources: &'static [&'static str],
@@ -36,6 +39,7 @@ pub const LIBRARIES: &[Library] = &[
     Library {
         name: "libpng",
         krate: "libpng-src",
+        lock: "",
         dir: "libpng",
         sources: &[
             "png.c",
@@ -63,6 +67,7 @@ pub const LIBRARIES: &[Library] = &[
     Library {
         name: "zlib",
         krate: "libz-sys",
+        lock: "",
         dir: "src/zlib",
         sources: &[
             "adler32.c",
@@ -85,6 +90,7 @@ pub const LIBRARIES: &[Library] = &[
     Library {
         name: "lcms",
         krate: "lcms2-sys",
+        lock: "",
         dir: "vendor",
         sources: &[
             "src/cmsalpha.c",
@@ -123,6 +129,7 @@ pub const LIBRARIES: &[Library] = &[
     Library {
         name: "sqlite",
         krate: "libsqlite3-sys",
+        lock: "",
         dir: "sqlite3",
         sources: &["sqlite3.c"],
         includes: &["."],
@@ -142,6 +149,7 @@ pub const LIBRARIES: &[Library] = &[
     Library {
         name: "harfbuzz",
         krate: "harfbuzz-sys",
+        lock: "",
         dir: "harfbuzz/src",
         // HarfBuzz's one-file build of the whole library.
         sources: &["harfbuzz.cc"],
@@ -160,7 +168,7 @@ impl Library {
 
     /// The library's source folder (`dir` in the unpacked crate).
     pub fn source_dir(&self, root: &Path) -> Result<PathBuf, String> {
-        Ok(crate_source(root, self.krate)?.join(self.dir))
+        Ok(crate_source(&root.join(self.lock), self.krate)?.join(self.dir))
     }
 
     /// The seed corpus, `corpus/NAME`.
@@ -168,9 +176,15 @@ impl Library {
         root.join("corpus").join(self.name)
     }
 
-    /// `-I`/`-D` flags for compiling in `build` (which holds the copied config header).
-    fn preprocessor_flags(&self, src: &Path, build: &Path) -> Vec<String> {
-        let mut flags = vec![format!("-I{}", build.display())];
+    /// `-I`/`-D` flags for compiling in `build` (which holds the copied config header); the
+    /// harness's folder comes next, for a configuration header kept beside the harness.
+    fn preprocessor_flags(&self, root: &Path, src: &Path, build: &Path) -> Vec<String> {
+        let harness_dir = root.join(self.harness);
+        let harness_dir = harness_dir.parent().unwrap_or(root);
+        let mut flags = vec![
+            format!("-I{}", build.display()),
+            format!("-I{}", harness_dir.display()),
+        ];
         flags.extend(
             self.includes
                 .iter()
@@ -195,7 +209,7 @@ impl Library {
             fs::copy(src.join(from), build.join(to))
                 .map_err(|e| format!("cannot copy {from}: {e}"))?;
         }
-        let pre = self.preprocessor_flags(&src, build);
+        let pre = self.preprocessor_flags(root, &src, build);
         let mut jobs = Vec::new();
         let mut objects = Vec::new();
         for file in self.sources {
@@ -222,7 +236,7 @@ impl Library {
         obj: &Path,
     ) -> Result<Job, String> {
         let src = self.source_dir(root)?;
-        let pre = self.preprocessor_flags(&src, build);
+        let pre = self.preprocessor_flags(root, &src, build);
         Ok(Job::compile(
             compiler_for(self.harness, cc, cxx),
             flags,
@@ -241,7 +255,7 @@ fn compiler_for<'a>(file: &str, cc: &'a Path, cxx: &'a Path) -> &'a Path {
     }
 }
 
-/// The version of `krate` that `Cargo.lock` pins.
+/// The version of `krate` that `root/Cargo.lock` pins.
 fn locked_version(root: &Path, krate: &str) -> Result<String, String> {
     let lock = fs::read_to_string(root.join("Cargo.lock"))
         .map_err(|e| format!("cannot read Cargo.lock: {e}"))?;
@@ -254,7 +268,8 @@ fn locked_version(root: &Path, krate: &str) -> Result<String, String> {
     Ok(lock[start..start + len].to_string())
 }
 
-/// Where cargo unpacked `krate` (its locked version); fetched first if it is not there yet.
+/// Where cargo unpacked `krate` (the version `root/Cargo.lock` pins); fetched first if it is
+/// not there yet.
 pub fn crate_source(root: &Path, krate: &str) -> Result<PathBuf, String> {
     let folder = format!("{krate}-{}", locked_version(root, krate)?);
     let home = env::var_os("CARGO_HOME")

@@ -1,0 +1,205 @@
+//! The bug benchmark: libraries in old releases, from older versions of the crates.io crates
+//! that bundle them (pinned by `bench/bugs/Cargo.lock`), with real bugs that upstream fixed
+//! later, each named with its fix and recognised by an oracle independent of any fuzzer.
+
+use std::path::{Path, PathBuf};
+
+use crate::Library;
+
+/// The libraries of the bug benchmark, compiled with AddressSanitizer for every fuzzer.
+pub const BUG_TARGETS: &[Library] = &[
+    Library {
+        name: "oniguruma",
+        krate: "onig_sys",
+        lock: "bench/bugs",
+        dir: "oniguruma/src",
+        sources: &[
+            "regerror.c",
+            "regparse.c",
+            "regext.c",
+            "regcomp.c",
+            "regexec.c",
+            "reggnu.c",
+            "regenc.c",
+            "regsyntax.c",
+            "regtrav.c",
+            "regversion.c",
+            "st.c",
+            "regposix.c",
+            "regposerr.c",
+            "unicode.c",
+            "unicode_unfold_key.c",
+            "unicode_fold1_key.c",
+            "unicode_fold2_key.c",
+            "unicode_fold3_key.c",
+            "ascii.c",
+            "utf8.c",
+            "utf16_be.c",
+            "utf16_le.c",
+            "utf32_be.c",
+            "utf32_le.c",
+            "euc_jp.c",
+            "euc_jp_prop.c",
+            "sjis.c",
+            "sjis_prop.c",
+            "iso8859_1.c",
+            "onig_init.c",
+        ],
+        includes: &["."],
+        // Old code: its warnings are not ours to fix.
+        defines: &["-w"],
+        // `config.h` is the harness's (harnesses/oniguruma/), as configure would write it.
+        config: None,
+        harness: "harnesses/oniguruma/onig_search_fuzzer.c",
+        libs: &[],
+    },
+    Library {
+        name: "stb_image",
+        krate: "stb_image",
+        lock: "bench/bugs",
+        dir: "src",
+        // One header-style file, compiled into the harness.
+        sources: &[],
+        includes: &["."],
+        // Release builds: the library's own asserts off, as an application ships it.
+        defines: &["-DNDEBUG", "-w"],
+        config: None,
+        harness: "harnesses/stb_image/stbi_load_fuzzer.c",
+        libs: &["-lm"],
+    },
+    Library {
+        name: "expat",
+        krate: "expat-sys",
+        lock: "bench/bugs",
+        dir: "expat/lib",
+        sources: &["xmlparse.c", "xmlrole.c", "xmltok.c"],
+        includes: &["."],
+        // What Expat's configure defines on Linux x86-64.
+        defines: &[
+            "-DHAVE_MEMMOVE",
+            "-DXML_NS",
+            "-DXML_DTD",
+            "-DXML_CONTEXT_BYTES=1024",
+            "-DBYTEORDER=1234",
+            "-w",
+        ],
+        config: None,
+        harness: "harnesses/expat/xml_parse_fuzzer.c",
+        libs: &[],
+    },
+];
+
+/// What a sanitizer report of the bug says: its kind (`heap-buffer-overflow`, `SEGV`,
+/// `memory leak`; `buffer-overflow` for any buffer's, where the overflowed buffer depends on
+/// the input) and the top frames of the library's own code, innermost first.
+#[derive(Debug, Clone, Copy)]
+pub struct Oracle {
+    pub kind: &'static str,
+    pub frames: &'static [&'static str],
+}
+
+/// One real bug of a bug target.
+#[derive(Debug, Clone, Copy)]
+pub struct Bug {
+    /// Short and stable: `ONIG-1`.
+    pub id: &'static str,
+    /// The [`BUG_TARGETS`] library it is in.
+    pub target: &'static str,
+    /// What goes wrong, in a few words.
+    pub what: &'static str,
+    /// The upstream fix: commit (and CVE where there is one).
+    pub fix: &'static str,
+    pub oracle: Oracle,
+}
+
+impl Bug {
+    /// Its known reproducer, `bench/bugs/reproducers/ID` (a few bytes).
+    pub fn reproducer(&self, root: &Path) -> PathBuf {
+        root.join("bench/bugs/reproducers").join(self.id)
+    }
+
+    /// The target library it is in.
+    pub fn library(&self) -> &'static Library {
+        BUG_TARGETS
+            .iter()
+            .find(|l| l.name == self.target)
+            .expect("every bug's target is in BUG_TARGETS")
+    }
+}
+
+const fn bug(
+    id: &'static str,
+    target: &'static str,
+    what: &'static str,
+    fix: &'static str,
+    (kind, frames): (&'static str, &'static [&'static str]),
+) -> Bug {
+    Bug {
+        id,
+        target,
+        what,
+        fix,
+        oracle: Oracle { kind, frames },
+    }
+}
+
+/// Every bug of the benchmark.
+pub const BUGS: &[Bug] = &[
+    bug(
+        "ONIG-1",
+        "oniguruma",
+        "an octal escape above \\377 in a character class sets a bit past the class's bitset",
+        "kkos/oniguruma b4bf968ad52afe14e60a2dc8a95d3555c543353a (6.3.0, CVE-2017-9226)",
+        ("buffer-overflow", &["next_state_val"]),
+    ),
+    bug(
+        "ONIG-2",
+        "oniguruma",
+        "a forward search starts past the subject's end by the pattern's minimum length",
+        "kkos/oniguruma 9690d3ab1f9bcd2db8cbe1fe3ee4a5da606b8814 (6.3.0, CVE-2017-9227)",
+        ("buffer-overflow", &["mbc_enc_len", "forward_search_range"]),
+    ),
+    bug(
+        "ONIG-3",
+        "oniguruma",
+        "the backtracking stack, doubled, copies more than the old stack holds",
+        "kkos/oniguruma 0bd2887ba0f02cc66a75adfdabc40b9063ddf188 (6.2.0, pull request #51)",
+        ("dynamic-stack-buffer-overflow", &["stack_double"]),
+    ),
+    bug(
+        "ONIG-4",
+        "oniguruma",
+        "a multi-byte character class reads a character past the subject's end",
+        "kkos/oniguruma 6d248fe906a50ed58d8a4eacf5c5ba7f65685ddf (6.9.3)",
+        ("buffer-overflow", &["utf16le_mbc_enc_len", "match_at"]),
+    ),
+    bug(
+        "ONIG-5",
+        "oniguruma",
+        "an exact one-byte match reads the subject before checking its end",
+        "kkos/oniguruma 690313a061f7a4fa614ec5cc8368b4f2284e059b (6.3.0, CVE-2017-9224)",
+        ("buffer-overflow", &["match_at"]),
+    ),
+    bug(
+        "EXPAT-1",
+        "expat",
+        "an element with an unbound prefix that declares a namespace leaks the binding",
+        "libexpat b47dbc9745932c160893d433220e462bd605f8cd (2.2.1, issue #17, found by OSS-Fuzz)",
+        ("memory leak", &["addBinding"]),
+    ),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_bug_has_a_target_a_unique_id_and_a_reproducer() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        for (i, b) in BUGS.iter().enumerate() {
+            assert_eq!(b.library().name, b.target);
+            assert!(BUGS[..i].iter().all(|o| o.id != b.id), "{} twice", b.id);
+            assert!(b.reproducer(&root).is_file(), "{} has no reproducer", b.id);
+        }
+    }
+}
