@@ -1,6 +1,7 @@
 // Oniguruma: the input's first byte chooses the encoding, the rest is a pattern in Ruby's
-// syntax; a pattern that compiles is searched for in a fixed text and in itself, in the manner
-// of Oniguruma's own fuzzing harnesses.
+// syntax; a pattern that compiles is searched for in a fixed text, in the manner of
+// Oniguruma's own fuzzing harnesses. (Searching the pattern in itself as well made one bug,
+// ONIG-5, crash on most inputs, which hid the others from every fuzzer.)
 #include <stddef.h>
 #include <stdint.h>
 
@@ -11,10 +12,6 @@ static OnigEncoding encodings[] = {
     ONIG_ENCODING_ASCII,    ONIG_ENCODING_UTF16_LE, ONIG_ENCODING_ISO_8859_1,
 };
 #define ENCODINGS (sizeof(encodings) / sizeof(encodings[0]))
-
-static void search(regex_t *reg, OnigRegion *region, const UChar *text, const UChar *end) {
-  onig_search(reg, text, end, text, end, region, ONIG_OPTION_NONE);
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static int initialized;
@@ -31,8 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   static const UChar text[] = "a\xe3\x81\x82zZ09 _-\n\xa4\xa2xyzABC";
   OnigRegion *region = onig_region_new();
-  search(reg, region, text, text + sizeof(text) - 1);
-  search(reg, region, pattern, end);
+  const UChar *text_end = text + sizeof(text) - 1;
+  onig_search(reg, text, text_end, text, text_end, region, ONIG_OPTION_NONE);
   onig_region_free(region, 1);
   onig_free(reg);
   return 0;

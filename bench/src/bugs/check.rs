@@ -40,15 +40,14 @@ fn check_one(p: &Paths, bug: &Bug, afl: bool) -> Result<(), String> {
         let bin = Bin::bench(bug.target, suffix).path(p);
         let report = report_of(&bin, ours, &input)
             .ok_or_else(|| format!("{}: {} does not crash on it", bug.id, bin.display()))?;
-        if !report.is(&bug.oracle) {
+        if !bug.oracles.iter().any(|o| report.is(o)) {
             return Err(format!(
-                "{}: {} reports {} in {:?}, not the oracle's {} in {:?}",
+                "{}: {} reports {} in {:?}, none of its oracles {:?}",
                 bug.id,
                 bin.display(),
                 report.kind,
                 &report.frames[..report.frames.len().min(3)],
-                bug.oracle.kind,
-                bug.oracle.frames
+                bug.oracles
             ));
         }
     }
@@ -66,8 +65,8 @@ pub fn check(p: &Paths, afl: bool) -> Result<(), String> {
                 "bench: {} ({}): {} in {}: reproduced by every build",
                 bug.id,
                 bug.target,
-                bug.oracle.kind,
-                bug.oracle.frames.join(" < ")
+                bug.oracles[0].kind,
+                bug.oracles[0].frames.join(" < ")
             ),
             Err(e) => failures.push(e),
         }

@@ -99,7 +99,7 @@ pub fn judge(judge: &Path, input: &Path) -> Option<Report> {
 pub fn which<'a>(report: &Report, bugs: &[&'a Bug]) -> Vec<&'a Bug> {
     bugs.iter()
         .copied()
-        .filter(|b| report.is(&b.oracle))
+        .filter(|b| b.oracles.iter().any(|o| report.is(o)))
         .collect()
 }
 

@@ -98,6 +98,11 @@ pub struct Oracle {
     pub frames: &'static [&'static str],
 }
 
+/// An oracle: `kind` and the top `frames`.
+pub const fn oracle(kind: &'static str, frames: &'static [&'static str]) -> Oracle {
+    Oracle { kind, frames }
+}
+
 /// One real bug of a bug target.
 #[derive(Debug, Clone, Copy)]
 pub struct Bug {
@@ -109,7 +114,9 @@ pub struct Bug {
     pub what: &'static str,
     /// The upstream fix: commit (and CVE where there is one).
     pub fix: &'static str,
-    pub oracle: Oracle,
+    /// What its sanitizer reports look like: any one of these (a memory corruption can show
+    /// where it happens or where the corrupted memory is used next).
+    pub oracles: &'static [Oracle],
 }
 
 impl Bug {
@@ -132,14 +139,14 @@ const fn bug(
     target: &'static str,
     what: &'static str,
     fix: &'static str,
-    (kind, frames): (&'static str, &'static [&'static str]),
+    oracles: &'static [Oracle],
 ) -> Bug {
     Bug {
         id,
         target,
         what,
         fix,
-        oracle: Oracle { kind, frames },
+        oracles,
     }
 }
 
@@ -150,42 +157,46 @@ pub const BUGS: &[Bug] = &[
         "oniguruma",
         "an octal escape above \\377 in a character class sets a bit past the class's bitset",
         "kkos/oniguruma b4bf968ad52afe14e60a2dc8a95d3555c543353a (6.3.0, CVE-2017-9226)",
-        ("buffer-overflow", &["next_state_val"]),
+        &[
+            oracle("buffer-overflow", &["next_state_val"]),
+            // The stray bit lands on the class's buffer pointer, used next by these.
+            oracle("SEGV", &["bbuf_free"]),
+            oracle("SEGV", &["add_multi_byte_cclass"]),
+        ],
     ),
     bug(
         "ONIG-2",
         "oniguruma",
         "a forward search starts past the subject's end by the pattern's minimum length",
         "kkos/oniguruma 9690d3ab1f9bcd2db8cbe1fe3ee4a5da606b8814 (6.3.0, CVE-2017-9227)",
-        ("buffer-overflow", &["mbc_enc_len", "forward_search_range"]),
+        &[oracle(
+            "buffer-overflow",
+            &["mbc_enc_len", "forward_search_range"],
+        )],
     ),
     bug(
         "ONIG-3",
         "oniguruma",
         "the backtracking stack, doubled, copies more than the old stack holds",
         "kkos/oniguruma 0bd2887ba0f02cc66a75adfdabc40b9063ddf188 (6.2.0, pull request #51)",
-        ("dynamic-stack-buffer-overflow", &["stack_double"]),
+        &[oracle("dynamic-stack-buffer-overflow", &["stack_double"])],
     ),
     bug(
         "ONIG-4",
         "oniguruma",
         "a multi-byte character class reads a character past the subject's end",
         "kkos/oniguruma 6d248fe906a50ed58d8a4eacf5c5ba7f65685ddf (6.9.3)",
-        ("buffer-overflow", &["utf16le_mbc_enc_len", "match_at"]),
-    ),
-    bug(
-        "ONIG-5",
-        "oniguruma",
-        "an exact one-byte match reads the subject before checking its end",
-        "kkos/oniguruma 690313a061f7a4fa614ec5cc8368b4f2284e059b (6.3.0, CVE-2017-9224)",
-        ("buffer-overflow", &["match_at"]),
+        &[oracle(
+            "buffer-overflow",
+            &["utf16le_mbc_enc_len", "match_at"],
+        )],
     ),
     bug(
         "EXPAT-1",
         "expat",
         "an element with an unbound prefix that declares a namespace leaks the binding",
         "libexpat b47dbc9745932c160893d433220e462bd605f8cd (2.2.1, issue #17, found by OSS-Fuzz)",
-        ("memory leak", &["addBinding"]),
+        &[oracle("memory leak", &["addBinding"])],
     ),
 ];
 
