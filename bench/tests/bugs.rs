@@ -1,6 +1,7 @@
 //! The bug benchmark, short: every bug target built for every fuzzer, every bug's stored
 //! reproducer shown to be that bug by its oracle in each build; then the benchmark itself for
-//! a few seconds on one target, with its CSV, summary and survival plot.
+//! a few seconds on one target (unoptimized builds, in a folder of their own: the two tests
+//! run at once), with its CSV, summary and survival plot.
 
 use std::{fs, path::PathBuf, process::Command};
 
@@ -22,10 +23,9 @@ fn listed(what: &str) -> Vec<String> {
 
 #[test]
 fn every_bug_target_builds_and_every_reproducer_is_its_bug() {
-    let out = bench()
-        .args(["--check-bugs", "--quick-builds"])
-        .output()
-        .unwrap();
+    // Optimized builds, as the benchmark's: STB-2 indexes with a shift past the word's width,
+    // whose result differs at -O0.
+    let out = bench().arg("--check-bugs").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),

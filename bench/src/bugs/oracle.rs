@@ -16,8 +16,8 @@ pub struct Report {
     pub frames: Vec<String>,
 }
 
-/// Frames of the sanitizer's runtime and of the C library's allocation and memory functions
-/// (the interceptors): the library's own code is below them.
+/// Frames of the sanitizer's runtime, of ours's signal handler, and of the C library's
+/// allocation and memory functions (the interceptors): the library's own code is below them.
 fn is_runtime(function: &str) -> bool {
     const RUNTIME: &[&str] = &[
         "__asan",
@@ -25,6 +25,8 @@ fn is_runtime(function: &str) -> bool {
         "__sanitizer",
         "__lsan",
         "___interceptor",
+        // Ours's fatal-signal handler, which prints the stack.
+        "lafuzz",
     ];
     const LIBC: &[&str] = &[
         "malloc", "calloc", "realloc", "free", "memcpy", "memmove", "memset", "memcmp", "strlen",
@@ -40,6 +42,11 @@ impl Report {
         let kind = lines.by_ref().find_map(|l| {
             if l.contains("ERROR: LeakSanitizer: detected memory leaks") {
                 return Some("memory leak".to_string());
+            }
+            // Ours handles fatal signals itself, with a sanitizer's stack after this line:
+            // its SIGSEGV is ASan's SEGV.
+            if let Some(at) = l.find("ERROR: lafuzz: deadly signal SIG") {
+                return Some(l[at + 32..].trim().to_string());
             }
             let rest = &l[l.find("ERROR: AddressSanitizer: ")? + 25..];
             Some(
@@ -141,6 +148,18 @@ Direct leak of 24 byte(s) in 1 object(s) allocated from:
         assert_eq!(leak.kind, "memory leak");
         assert_eq!(leak.frames[0], "addBinding");
         assert_eq!(Report::parse("INFO: Done 100 runs in 0 second(s)"), None);
+        let ours = "==1== ERROR: lafuzz: deadly signal SIGSEGV
+    #0 0x1 in __sanitizer_print_stack_trace (/b+0x1)
+    #1 0x2 in lafuzz_print_sanitizer_stack (/b+0x2)
+    #2 0x3 in lafuzz::target::stack::on_fatal_signal::h5 (.llvm.39) (/b+0x3)
+    #3 0x7f  (/lib/x86_64-linux-gnu/libc.so.6+0x3c04f)
+    #4 0x5 in stbi__hdr_to_ldr /src/stb_image.c:1395:32
+";
+        let r = Report::parse(ours).unwrap();
+        assert_eq!(
+            (r.kind.as_str(), r.frames[0].as_str()),
+            ("SEGV", "stbi__hdr_to_ldr")
+        );
     }
 
     #[test]

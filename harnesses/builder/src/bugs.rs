@@ -192,6 +192,35 @@ pub const BUGS: &[Bug] = &[
         )],
     ),
     bug(
+        "STB-1",
+        "stb_image",
+        "a corrupt HDR image fails to load after its size is set, and the float-to-byte \
+         conversion reads the missing pixels",
+        "nothings/stb 02190634c2ff6e3b68fcd99b84cf4acabb70ea2e (2.13)",
+        &[oracle("SEGV", &["stbi__hdr_to_ldr"])],
+    ),
+    bug(
+        "STB-2",
+        "stb_image",
+        "a progressive JPEG's DC coefficient of more than 15 bits indexes past the bit masks",
+        "nothings/stb a3f2897b85760d1e98fedbe31fcf2ddf089c169e (2.27, CVE-2021-28021)",
+        &[oracle("buffer-overflow", &["stbi__extend_receive"])],
+    ),
+    bug(
+        "STB-3",
+        "stb_image",
+        "a BMP's width times height times 4 overflows int, and the pixels overrun the buffer",
+        "nothings/stb 02190634c2ff6e3b68fcd99b84cf4acabb70ea2e (2.13, issue #313)",
+        &[oracle("buffer-overflow", &["stbi__bmp_load"])],
+    ),
+    bug(
+        "STB-4",
+        "stb_image",
+        "a TGA's palette index is scaled by the index width, not the palette entry's size",
+        "nothings/stb d23504932293f7a7b8bb13eae033eff5a03a68df (2.09)",
+        &[oracle("buffer-overflow", &["stbi__tga_load"])],
+    ),
+    bug(
         "EXPAT-1",
         "expat",
         "an element with an unbound prefix that declares a namespace leaks the binding",
