@@ -73,13 +73,20 @@ impl BugBench<'_> {
         builds::build_bug_targets(self.paths, self.afl, &self.targets)?;
         let mut runs = Vec::new();
         for trial in 0..self.trials {
-            for lib in &self.targets {
-                let fuzzers = fuzzers_on(lib.name, &self.fuzzer_names, self.afl);
-                // Two at a time, each on its own core: a bug run measures time to a bug, which
-                // the other core's run does not change (no ratio of speeds is taken here).
-                for pair in fuzzers.chunks(2) {
-                    runs.extend(self.run_pair(lib, pair, trial)?);
-                }
+            let all: Vec<(&'static Library, Fuzzer)> = self
+                .targets
+                .iter()
+                .flat_map(|lib| {
+                    fuzzers_on(lib.name, &self.fuzzer_names, self.afl)
+                        .into_iter()
+                        .map(move |f| (*lib, f))
+                })
+                .collect();
+            // Two at a time, each on its own core, whatever their targets: a bug run measures
+            // time to a bug, which the other core's run does not change (no ratio of speeds
+            // is taken here).
+            for pair in all.chunks(2) {
+                runs.extend(self.run_pair(pair, trial)?);
             }
         }
         Ok(runs)
@@ -87,31 +94,32 @@ impl BugBench<'_> {
 
     fn run_pair(
         &self,
-        lib: &'static Library,
-        pair: &[Fuzzer],
+        pair: &[(&'static Library, Fuzzer)],
         trial: usize,
     ) -> Result<Vec<BugRun>, String> {
-        let names: Vec<&str> = pair.iter().map(|f| f.name).collect();
+        let names: Vec<String> = pair
+            .iter()
+            .map(|(lib, f)| format!("{} on {}", f.name, lib.name))
+            .collect();
         println!(
-            "bench: bugs of {}: {} (trial {}/{}, up to {} s)",
-            lib.name,
+            "bench: bugs: {} (trial {}/{}, up to {} s)",
             names.join(" and "),
             trial + 1,
             self.trials,
             self.cap
         );
-        let seeds = lib.seeds(&self.paths.root);
         let cores = pair_cores(trial);
         let mut started = Vec::new();
         let mut works = Vec::new();
         let start_time = SystemTime::now();
-        for (f, core) in pair.iter().zip(cores) {
+        for ((lib, f), core) in pair.iter().zip(cores) {
             let work = self
                 .out
                 .join("work")
                 .join(format!("{}-{}-{trial}", lib.name, f.name));
             let _ = fs::remove_dir_all(&work);
             fs::create_dir_all(&work).map_err(|e| e.to_string())?;
+            let seeds = lib.seeds(&self.paths.root);
             let mut cmd = command(self.paths, f, &work, &seeds, self.cap, Some(core));
             if f.kind == Kind::LibFuzzer {
                 // As FuzzBench runs libFuzzer for bugs: on past a crash, a timeout or an OOM.
@@ -126,16 +134,15 @@ impl BugBench<'_> {
             works.push(work);
         }
         finish_together(started, Duration::from_secs(self.cap + 30), || false);
-        let judge = bug_judge(lib.name).path(self.paths);
-        let bugs = bugs_of(lib.name);
         let mut runs = Vec::new();
-        for (f, work) in pair.iter().zip(&works) {
-            let found = found::first_times(f.kind, work, start_time, &judge, &bugs);
+        for ((lib, f), work) in pair.iter().zip(&works) {
+            let judge = bug_judge(lib.name).path(self.paths);
+            let found = found::first_times(f.kind, work, start_time, &judge, &bugs_of(lib.name));
             let found: Vec<(&str, f64)> = found
                 .into_iter()
                 .filter(|(_, secs)| *secs <= self.cap as f64)
                 .collect();
-            println!("  {}: {}", f.name, describe(&found));
+            println!("  {} on {}: {}", f.name, lib.name, describe(&found));
             runs.push(BugRun {
                 target: lib.name,
                 fuzzer: f.name,
