@@ -12,7 +12,7 @@ fn crashme_crash_and_hang_are_found_saved_and_replayed() {
     let out = tmp.path().join("out");
     let bin = fuzzer("crashme");
     let corpus = corpus("crashme");
-    let args = ["-t", "200", "--cores", "0", "--max-time", "120"];
+    let args = ["-t", "200", "--max-time", "120"];
     let mut campaign = Campaign::fuzz(&bin, "direct", &corpus, &out, &args);
     campaign.wait_for(Duration::from_secs(90), "crash and hang", |s| {
         stat(s, "saved_crashes") >= 1 && stat(s, "saved_hangs") >= 1
@@ -127,6 +127,45 @@ fn second_campaign_resumes_from_the_queue() {
         "second campaign did not load the queue: {}",
         second.log()
     );
+}
+
+/// The CPUs a process may run on, as /proc shows them (`0-1`).
+fn cpus_allowed(pid: i32) -> String {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .map(|v| v.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// The client's CPUs in a campaign on libpng started with `extra`.
+fn client_cpus(tag: &str, extra: &[&str]) -> String {
+    let tmp = TempDir::new(tag);
+    let out = tmp.path().join("out");
+    let mut args = vec!["--max-time", "60"];
+    args.extend_from_slice(extra);
+    let mut campaign = Campaign::fuzz(&fuzzer("libpng"), "direct", &corpus("libpng"), &out, &args);
+    campaign.wait_for(Duration::from_secs(60), "executions", |s| {
+        stat(s, "execs_done") > 1000
+    });
+    // The command supervises the campaign, which runs in a process group of its own.
+    let group = children(campaign.pid());
+    assert_eq!(group.len(), 1, "{group:?}");
+    let clients = leaf_processes(group[0]);
+    let cpus: Vec<String> = clients.iter().map(|&pid| cpus_allowed(pid)).collect();
+    campaign.stop_with(libc::SIGINT);
+    assert_eq!(clients.len(), 1, "one client expected: {clients:?}");
+    cpus[0].clone()
+}
+
+#[test]
+fn a_client_is_pinned_only_to_cores_asked_for() {
+    // Without --cores, the client runs wherever this process may (two campaigns started
+    // without it do not share one core); with --cores 0, on core 0 alone.
+    let ours = cpus_allowed(std::process::id() as i32);
+    assert_eq!(client_cpus("unpinned", &[]), ours);
+    assert_eq!(client_cpus("pinned", &["--cores", "0"]), "0");
 }
 
 #[test]

@@ -46,7 +46,7 @@ fn killing_the_fuzzer_itself_takes_the_whole_campaign_with_it() {
     // forever; a client that finds nothing to report never notices its broker is gone).
     let tmp = TempDir::new("killed-fuzzer");
     let out = tmp.path().join("out");
-    let args = ["--cores", "0", "--max-time", "120"];
+    let args = ["--max-time", "120"];
     let mut campaign = Campaign::fuzz(&fuzzer("libpng"), "direct", &corpus("libpng"), &out, &args);
     campaign.wait_for(Duration::from_secs(60), "fuzzing", |s| {
         stat(s, "execs_done") > 1000

@@ -28,6 +28,7 @@ use crate::{
     monitor::{terminal, CampaignMonitor, Console},
     options::FuzzOptions,
     platform::{
+        affinity::CpuSet,
         errors::{error_text, FirstError},
         output,
         shmem::SelfCleaningShMemProvider,
@@ -181,9 +182,23 @@ fn launch_clients_and_broker(
         stop_campaign_on_error(client::run(mode, state, mgr, desc, config), first_error)
     };
     let clients = opts.clients();
+    // Without --cores, one client that the launcher pins to a core this process may use and
+    // its restarter lets go again (see platform/affinity.rs).
+    let (cores, unpinned) = match &opts.cores {
+        Some(cores) => (cores.clone(), None),
+        None => {
+            let allowed =
+                CpuSet::current().map_err(|e| format!("cannot read this process's CPUs: {e}"))?;
+            let first = allowed
+                .first_as_cores()
+                .map_err(|e| format!("no CPU to run on: {e}"))?;
+            (first, Some(allowed))
+        }
+    };
     let limits = ClientLimits {
         output: config.output.clone(),
         rss_limit_mb: (opts.rss_limit_mb > 0).then_some(opts.rss_limit_mb),
+        unpinned,
     };
     // Clients and broker as LibAFL's Launcher sets them up, but our broker, which can link to
     // a remote one (the Launcher of LibAFL 0.16.1 drops `remote_broker_addr`).
@@ -204,7 +219,7 @@ fn launch_clients_and_broker(
         .configuration(broker::configuration())
         .monitor(monitor)
         .run_client(&mut run_client)
-        .cores(&opts.cores)
+        .cores(&cores)
         .broker_port(port)
         .stdout_file((!opts.show_output).then_some("/dev/null"))
         .build()

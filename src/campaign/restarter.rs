@@ -29,7 +29,7 @@ use libafl_bolts::{
 
 use crate::{
     campaign::broker,
-    platform::{output, shmem::SelfCleaningShMemProvider},
+    platform::{affinity::CpuSet, output, shmem::SelfCleaningShMemProvider},
     solutions,
     target::{harness, inflight::InFlight, memory},
     types::{Mgr, SharedMemory, State},
@@ -49,6 +49,8 @@ pub struct ClientLimits {
     pub output: PathBuf,
     /// Kill and restart a client whose resident memory exceeds this many MiB.
     pub rss_limit_mb: Option<u64>,
+    /// The CPUs the client may run on when the user named no core; else it stays on its core.
+    pub unpinned: Option<CpuSet>,
 }
 
 /// Becomes the parent of client `desc`; returns, in each client process, its saved state and
@@ -64,8 +66,14 @@ pub fn client_manager(
     // which ends with the fuzzer's own process, even one killed with SIGKILL (else the
     // restarter starts clients forever). In an orderly stop the launcher waits for it.
     die_with_parent()?;
-    // Pinned here, so every client started below runs on this core.
-    let _ = desc.core_id().set_affinity();
+    // Pinned here (or let go, see platform/affinity.rs), so every client started below runs
+    // where this process does.
+    match &limits.unpinned {
+        Some(allowed) => allowed.apply()?,
+        None => {
+            let _ = desc.core_id().set_affinity();
+        }
+    }
     let staterestorer = StateRestorer::new(shmem.new_shmem(STATE_SIZE)?);
     let in_flight = InFlight::new()?;
     block_sigchld(true)?;

@@ -99,8 +99,11 @@ fn native_command_line(flags: &Flags, work: &Path) -> Vec<String> {
     if let Some(time) = flags.max_total_time {
         args.extend(["--max-time".into(), time.as_secs().to_string()]);
     }
+    // One worker on no fixed core, as libFuzzer runs (ClusterFuzz runs several on one machine).
     let cores = cores_for(flags);
-    args.extend(["--cores".into(), format!("0-{}", cores - 1)]);
+    if cores > 1 {
+        args.extend(["--cores".into(), format!("0-{}", cores - 1)]);
+    }
     if flags.only_ascii {
         args.push("--only-ascii".into());
     }

@@ -55,9 +55,10 @@ pub struct FuzzOptions {
     /// Per-input timeout in milliseconds; slower inputs are saved as hangs.
     #[arg(short = 't', long = "timeout", value_name = "MS", default_value = "1000", value_parser = parse_millis)]
     pub timeout: Duration,
-    /// Cores to fuzz on: `0-7`, `0,2,4` or `all`; one client per core.
-    #[arg(long, value_name = "LIST", default_value = "0", value_parser = parse_cores)]
-    pub cores: Cores,
+    /// Cores to fuzz on: `0-7`, `0,2,4` or `all`; one client per core, pinned to it (default:
+    /// one client, on no fixed core).
+    #[arg(long, value_name = "LIST", value_parser = parse_cores)]
+    pub cores: Option<Cores>,
     /// Stop after this many seconds.
     #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
     pub max_time: Option<Duration>,
@@ -166,6 +167,6 @@ impl FuzzOptions {
 
     /// One client per core.
     pub fn clients(&self) -> usize {
-        self.cores.ids.len()
+        self.cores.as_ref().map_or(1, |cores| cores.ids.len())
     }
 }
