@@ -36,7 +36,10 @@ use libafl_bolts::{
     tuples::RefIndexable,
 };
 
-use crate::types::{ClientFuzzer, Mgr, State};
+use crate::{
+    target::stack::sanitizer_report_underway,
+    types::{ClientFuzzer, Mgr, State},
+};
 
 /// How an in-process executor runs one input.
 pub type HarnessFn = fn(&BytesInput) -> ExitKind;
@@ -237,7 +240,9 @@ fn watch(fuzzing_thread: libc::pthread_t, timeout: Duration) {
             // It started after the last look: timed from now, it is timed short, never long.
             seen = running;
             since = Instant::now();
-        } else if running != 0 && since.elapsed() >= timeout {
+        } else if running != 0 && since.elapsed() >= timeout && !sanitizer_report_underway() {
+            // (While ASan writes its report the input is a crash on its way to abort, however
+            // long symbolizing takes: it is not signalled as a hang.)
             TIMED_OUT.store(running, Relaxed);
             // SAFETY: the fuzzing thread lives as long as the process.
             unsafe { libc::pthread_kill(fuzzing_thread, libc::SIGALRM) };

@@ -15,6 +15,13 @@ extern "C" {
     fn lafuzz_sanitizer_reported() -> libc::c_int;
 }
 
+/// Whether a sanitizer report is being written (ASan's, which ends in an abort): its
+/// symbolized stack can take longer than a short timeout, and the input is a crash, not a hang.
+pub fn sanitizer_report_underway() -> bool {
+    // SAFETY: a plain call into our C shim (sanitizers.c), which checks its weak symbols.
+    unsafe { lafuzz_sanitizer_reported() != 0 }
+}
+
 /// Signals that end a run: crashes, and the timer of a timed-out one (`isolated.rs`).
 const FATAL: [libc::c_int; 7] = [
     libc::SIGSEGV,
@@ -61,6 +68,13 @@ pub fn print_on_fatal_signals() {
 }
 
 extern "C" fn on_fatal_signal(sig: libc::c_int) {
+    if sig == libc::SIGALRM && sanitizer_report_underway() {
+        // The input crashed and ASan is still writing (symbolizing) its report, which ends in
+        // an abort: a crash, not a timeout. The report gets the printer's time limit.
+        // SAFETY: alarm(2) is async-signal-safe; this handler stays in place for SIGALRM.
+        unsafe { libc::alarm(PRINT_TIME_LIMIT_S) };
+        return;
+    }
     // SAFETY: back to the default actions first, so a fault while printing (or the time
     // limit's alarm) ends the process as the signal itself would.
     unsafe {
@@ -74,13 +88,11 @@ extern "C" fn on_fatal_signal(sig: libc::c_int) {
     } else {
         format!("deadly signal {}", signal_name(sig))
     };
-    // SAFETY: plain calls into our C shim (sanitizers.c), which checks its weak symbols.
-    let reported = unsafe { lafuzz_sanitizer_reported() } != 0;
-    if !reported {
+    if !sanitizer_report_underway() {
         let header = format!("=={}== ERROR: lafuzz: {what}\n", std::process::id());
         // SAFETY: write(2) of a live buffer to stderr.
         unsafe { libc::write(2, header.as_ptr().cast(), header.len()) };
-        // SAFETY: as above.
+        // SAFETY: a plain call into our C shim, which checks its weak symbols.
         if unsafe { lafuzz_print_sanitizer_stack() } == 0 {
             print_stack();
         }
