@@ -316,10 +316,10 @@ fn an_asan_report_in_direct_mode_is_a_crash_that_replays_with_the_report() {
     );
     let seeds = tmp.seeds(&[("near", "OVEX")]);
     let out = tmp.path().join("out");
-    // A 1 ms timeout, far shorter than writing the symbolized report takes: the input is a
+    // A 10 ms timeout, shorter than writing the symbolized report takes: the input is a
     // crash all the same, in the campaign and when described again alone (not a hang, nor a
     // flaky crash).
-    let args = ["--max-time", "120", "-t", "1"];
+    let args = ["--max-time", "120", "-t", "10"];
     let mut campaign = Campaign::fuzz(&target, "direct", &seeds, &out, &args);
     campaign.wait_for(Duration::from_secs(60), "the ASan crash", |s| {
         stat(s, "saved_crashes") >= 1
