@@ -149,10 +149,7 @@ fn client_cpus(tag: &str, extra: &[&str]) -> String {
     campaign.wait_for(Duration::from_secs(60), "executions", |s| {
         stat(s, "execs_done") > 1000
     });
-    // The command supervises the campaign, which runs in a process group of its own.
-    let group = children(campaign.pid());
-    assert_eq!(group.len(), 1, "{group:?}");
-    let clients = leaf_processes(group[0]);
+    let clients = campaign_clients(campaign.pid());
     let cpus: Vec<String> = clients.iter().map(|&pid| cpus_allowed(pid)).collect();
     campaign.stop_with(libc::SIGINT);
     assert_eq!(clients.len(), 1, "one client expected: {clients:?}");

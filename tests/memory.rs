@@ -55,10 +55,7 @@ fn a_client_killed_from_outside_is_restarted_with_its_corpus() {
     });
     let queue_before = inputs(&out.join("queue"));
     let execs_before = stat(&campaign.stats(), "execs_done");
-    // The command supervises the campaign, which runs in a process group of its own.
-    let group = children(campaign.pid());
-    assert_eq!(group.len(), 1, "{group:?}");
-    let clients = leaf_processes(group[0]);
+    let clients = campaign_clients(campaign.pid());
     assert_eq!(clients.len(), 1, "{clients:?}");
     // SAFETY: kill(2) on a pid of the campaign this test started.
     unsafe {

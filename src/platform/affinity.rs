@@ -5,7 +5,7 @@
 
 use std::io;
 
-use libafl_bolts::core_affinity::Cores;
+use libafl_bolts::core_affinity::{CoreId, Cores};
 
 /// A set of CPUs, as `sched_getaffinity(2)` gives it.
 #[derive(Clone, Copy)]
@@ -36,13 +36,13 @@ impl CpuSet {
     }
 
     /// The first of them as the launcher's one core (it pins every client it starts, and
-    /// must be given a core this process may use).
-    pub fn first_as_cores(&self) -> io::Result<Cores> {
-        let first = self
-            .cpus()
-            .next()
-            .ok_or_else(|| io::Error::other("this process may run on no CPU"))?;
-        Cores::from_cmdline(&first.to_string()).map_err(|e| io::Error::other(format!("{e:?}")))
+    /// must be given a core this process may use); None for an empty set.
+    pub fn first_as_cores(&self) -> Option<Cores> {
+        let first = self.cpus().next()?;
+        Some(Cores {
+            cmdline: first.to_string(),
+            ids: vec![CoreId(first)],
+        })
     }
 
     /// Lets this process (its calling thread, and the processes it starts) run on these CPUs.

@@ -335,6 +335,14 @@ pub fn children(pid: i32) -> Vec<i32> {
         .collect()
 }
 
+/// The clients of the in-process campaign the command `pid` supervises: the command runs the
+/// campaign in a process group of its own, whose childless processes are the clients.
+pub fn campaign_clients(pid: i32) -> Vec<i32> {
+    let group = children(pid);
+    assert_eq!(group.len(), 1, "{group:?}");
+    leaf_processes(group[0])
+}
+
 /// The processes of a group that have no children: in an in-process campaign, the clients.
 pub fn leaf_processes(pgid: i32) -> Vec<i32> {
     group_members(pgid)
