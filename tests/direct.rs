@@ -228,3 +228,51 @@ fn bad_input_gives_a_one_line_error() {
     assert_one_line_error(&crashme, &["fuzz", "-i", corpus], "no output directory");
     assert_one_line_error(&crashme, &["replay", "/nonexistent/input"], "cannot read");
 }
+
+/// Without `-t`, inputs run under the timeout chosen from the seeds' run times (fast seeds: 20
+/// ms), and one past it is a hang only when it also runs past a second alone: the endless loop
+/// is saved, the input that takes 200 ms is not. In direct mode (the watchdog's timeout) and
+/// fork mode (the template's children's).
+#[test]
+fn without_t_the_timeout_comes_from_the_seeds_and_slow_inputs_are_not_hangs() {
+    for mode in ["direct", "fork"] {
+        let tmp = TempDir::new(&format!("auto-timeout-{mode}"));
+        let seeds = tmp.seeds(&[("slo", "SLOx"), ("han", "HANx")]);
+        let out = tmp.path().join("out");
+        let marker = tmp.path().join("slow-input-ran");
+        let env = [("SLOWINPUT_MARKER", marker.as_path())];
+        let mut campaign = Campaign::fuzz_with_env(
+            &fuzzer("slowinput"),
+            mode,
+            &seeds,
+            &out,
+            &["--max-time", "120"],
+            &env,
+        );
+        campaign.wait_for(
+            Duration::from_secs(90),
+            "the hang and the slow input",
+            |s| stat(s, "saved_hangs") >= 1 && marker.exists(),
+        );
+        // Time for a slow input wrongly kept to be saved.
+        std::thread::sleep(Duration::from_secs(2));
+        let stats = campaign.stats();
+        assert_eq!(stats["exec_timeout"], "20", "{mode}: {stats:?}");
+        assert!(campaign.stop_with(libc::SIGINT).success(), "{mode}");
+        let log = campaign.log();
+        assert!(
+            log.contains("inputs time out after 20 ms, chosen from the seeds' run times"),
+            "{mode}: {log}"
+        );
+        // The slow input ran (past the 20 ms) and was not saved as a hang.
+        let hangs = inputs(&out.join("hangs"));
+        assert!(!hangs.is_empty(), "{mode}");
+        for hang in &hangs {
+            let bytes = std::fs::read(hang).unwrap();
+            assert!(
+                bytes.starts_with(b"HANG"),
+                "{mode}: {bytes:?} saved as a hang"
+            );
+        }
+    }
+}

@@ -53,13 +53,15 @@ pub fn run(
     let reproduce = mode.reproduce(&config.opts);
     let describer = match &reproduce {
         Reproduce::Target { command } => {
-            Describer::for_target(command.clone(), config.opts.timeout)
+            Describer::for_target(command.clone(), config.opts.hang_timeout())
         }
         Reproduce::Replay { .. } => {
-            Describer::for_this_binary(config.opts.timeout, config.opts.rss_limit_mb)?
+            Describer::for_this_binary(config.opts.hang_timeout(), config.opts.rss_limit_mb)?
         }
     };
-    let mut objective = NewSolutions::new(&edges, describer, &config.output);
+    // Without `-t` inputs time out sooner than the describer's timeout: a hang is confirmed there.
+    let confirms_hangs = config.opts.fixed_timeout().is_none();
+    let mut objective = NewSolutions::new(&edges, describer, confirms_hangs, &config.output);
 
     let mut state = match state {
         Some(state) => state,

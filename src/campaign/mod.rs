@@ -174,6 +174,7 @@ fn launch_clients_and_broker(
         opts.clients(),
         mode.reproduce(opts),
         opts.rss_limit_mb,
+        opts.fixed_timeout().is_some(),
         console(mode, config),
     );
     // A client that fails (its target does not start, say) stops the whole campaign, and its

@@ -6,6 +6,7 @@
 //! Uses what the loop is made of (`cmplog/`, `mutators/`, `solutions/`, `types.rs`,
 //! `target/`, `config.rs`, `platform/`), never `modes/` or `campaign/` above it.
 
+pub mod exec_timeout;
 pub mod saved_state;
 mod stages;
 
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 use libafl::{
     corpus::Corpus,
     events::{AwaitRestartSafe, EventRestarter, ProgressReporter, SendExiting},
-    executors::{Executor, HasObservers},
+    executors::{Executor, HasObservers, SetTimeout},
     fuzzer::{Evaluator, Fuzzer},
     inputs::BytesInput,
     mutators::Tokens,
@@ -25,6 +26,7 @@ use libafl::{
     Error, HasMetadata,
 };
 
+use self::exec_timeout::TimedSeedRuns;
 use crate::{
     cmplog::learned_tokens,
     config::FuzzConfig,
@@ -154,7 +156,9 @@ pub fn fuzz<E, TE>(
     restart_every: Option<u64>,
 ) -> Result<(), Error>
 where
-    E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
+    E: Executor<Mgr, BytesInput, State, ClientFuzzer>
+        + HasObservers<Observers = Observers>
+        + SetTimeout,
     TE: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers,
     TE::Observers: ObserversTuple<BytesInput, State>,
 {
@@ -169,10 +173,22 @@ where
     } = client;
     let mut stages = stages::stages(calibration, generalization, tracer, config.opts.only_ascii);
     let stages = &mut stages;
-    if state.must_load_initial_inputs() {
-        load_seeds(config, executor, fuzzer, state, mgr)?;
+    {
+        // The seeds run under the hang timeout, timed for the fuzzing runs' (without `-t`).
+        let mut timed = TimedSeedRuns(&mut *executor);
+        if state.must_load_initial_inputs() {
+            load_seeds(config, &mut timed, fuzzer, state, mgr)?;
+        }
+        start_from_the_empty_input_if_needed(&mut timed, fuzzer, state, mgr)?;
     }
-    start_from_the_empty_input_if_needed(executor, fuzzer, state, mgr)?;
+    let timeout = exec_timeout::choose(state, config.opts.fixed_timeout());
+    executor.set_timeout(timeout);
+    user_stats::report_number(
+        state,
+        mgr,
+        exec_timeout::EXEC_TIMEOUT_STAT,
+        timeout.as_millis() as u64,
+    )?;
     // What a resumed campaign learned before shows from the start.
     learned_tokens::report_learned_tokens(state, mgr)?;
     let started_at = *state.executions();

@@ -58,7 +58,7 @@ impl ExecutionMode for Fork {
             .then(cmplog::shared_observer)
             .transpose()?;
         let template = Template::start(
-            config.opts.timeout,
+            config.opts.hang_timeout(),
             config.opts.max_len,
             OomFlag::watch_this_child,
         )?;

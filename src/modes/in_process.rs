@@ -1,5 +1,5 @@
 //! What the in-process modes (`direct`, `reset`) share: the harness runs in the client's own
-//! process under the watched executor (`watchdog.rs`), over the target's own counters, and
+//! process under the watched executor (`watchdog/`), over the target's own counters, and
 //! traces its comparisons in process too unless a `--cmplog` build does.
 
 use libafl::{
@@ -84,7 +84,7 @@ pub fn fuzz_in_process(
         opts.malloc_limit_mb.unwrap_or(opts.rss_limit_mb),
         !opts.no_detect_leaks,
     );
-    let timeout = opts.timeout;
+    let timeout = opts.hang_timeout();
     let mut executor = WatchedExecutor::new(
         harness,
         observers,

@@ -5,7 +5,7 @@
 //! are the engine's (`engine/`), the client's wiring the campaign's (`campaign/client.rs`).
 //!
 //! Files: one per mode (`direct.rs`, `reset.rs`, `fork.rs`, `standalone/`), what the
-//! in-process modes share (`in_process.rs`, with the watched executor of `watchdog.rs`), fork
+//! in-process modes share (`in_process.rs`, with the watched executor of `watchdog/`), fork
 //! mode's template process (`template.rs`), out-of-memory executions (`oom.rs`). Uses
 //! `engine/` and the layers below it, never `campaign/`.
 

@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use libafl::{
-    executors::{Executor, ExitKind, HasObservers},
+    executors::{Executor, ExitKind, HasObservers, SetTimeout},
     Error,
 };
 use libafl_bolts::tuples::RefIndexable;
@@ -50,5 +50,11 @@ impl<E: HasObservers> HasObservers for OomAware<'_, E> {
     }
     fn observers_mut(&mut self) -> RefIndexable<&mut Self::Observers, Self::Observers> {
         self.inner.observers_mut()
+    }
+}
+
+impl<E: SetTimeout> SetTimeout for OomAware<'_, E> {
+    fn set_timeout(&mut self, timeout: std::time::Duration) {
+        self.inner.set_timeout(timeout);
     }
 }

@@ -4,12 +4,13 @@
 //! client itself per input cost its whole page tables each time (and copy-on-write faults in
 //! the client after each fork): most of fork mode's time.
 //!
-//! Protocol, on two pipes: the client writes the input into shared memory and one request
-//! byte (whether comparison logging is on); the template answers the child's pid, then its
-//! wait status. Each child arms its own timer (SIGALRM's default action ends it: a timeout).
+//! Protocol, on two pipes: the client writes the timeout and the input into shared memory and
+//! one request byte (whether comparison logging is on); the template answers the child's pid,
+//! then its wait status. Each child arms its own timer (its SIGALRM ends it: a timeout).
 //! Coverage reaches the client through the shared counter pages (see `fork.rs`).
 
 use std::{
+    cell::Cell,
     io::{Error as IoError, Read, Write},
     os::fd::{FromRawFd, OwnedFd},
     rc::Rc,
@@ -17,7 +18,7 @@ use std::{
 };
 
 use libafl::{
-    executors::{Executor, ExitKind, HasObservers},
+    executors::{Executor, ExitKind, HasObservers, SetTimeout},
     inputs::{BytesInput, HasTargetBytes},
     state::HasExecutions,
     Error,
@@ -26,19 +27,26 @@ use libafl_bolts::tuples::RefIndexable;
 
 use crate::{
     platform::shmem::SharedPages,
-    target::{comparison_hooks, harness, isolated::arm_timeout, leaks},
+    target::{
+        comparison_hooks, harness, isolated::arm_timeout, leaks, stack::sanitizer_report_underway,
+    },
 };
 
 /// The client's end of the template.
 pub struct Template {
     requests: std::fs::File,
     answers: std::fs::File,
-    /// 8 bytes of length, then the input.
+    /// The timeout in microseconds and the input's length, 8 bytes each, then the input.
     input: SharedPages,
     /// The longest input (`--max-len`).
     room: usize,
-    timeout: Duration,
+    /// The children's timeout (the tracer's and the fuzzing executor's: they share the
+    /// template).
+    timeout: Cell<Duration>,
 }
+
+/// Where the input starts in the shared pages.
+const INPUT_AT: usize = 16;
 
 fn pipe() -> Result<(std::fs::File, std::fs::File), Error> {
     let mut fds = [-1; 2];
@@ -62,7 +70,7 @@ impl Template {
         max_len: usize,
         before_each_child: fn(),
     ) -> Result<Rc<Self>, Error> {
-        let input = SharedPages::new(8 + max_len)
+        let input = SharedPages::new(INPUT_AT + max_len)
             .map_err(|e| Error::os_error(e, "cannot share the input with fork mode's children"))?;
         let (request_read, request_write) = pipe()?;
         let (answer_read, answer_write) = pipe()?;
@@ -76,20 +84,14 @@ impl Template {
         }
         if pid == 0 {
             drop((request_write, answer_read));
-            serve(
-                request_read,
-                answer_write,
-                &input,
-                timeout,
-                before_each_child,
-            );
+            serve(request_read, answer_write, &input, before_each_child);
         }
         Ok(Rc::new(Self {
             requests: request_write,
             answers: answer_read,
             input,
             room: max_len,
-            timeout,
+            timeout: Cell::new(timeout),
         }))
     }
 
@@ -97,10 +99,13 @@ impl Template {
     fn run(&self, input: &[u8]) -> Result<i32, Error> {
         let len = input.len().min(self.room);
         let base = self.input.as_ptr();
-        // SAFETY: the shared pages hold 8 + room bytes; no child runs while we write.
+        let timeout = self.timeout.get();
+        // SAFETY: the shared pages hold INPUT_AT + room bytes, page-aligned; no child runs
+        // while we write.
         unsafe {
-            base.cast::<u64>().write(len as u64);
-            std::ptr::copy_nonoverlapping(input.as_ptr(), base.add(8), len);
+            base.cast::<u64>().write(timeout.as_micros() as u64);
+            base.cast::<u64>().add(1).write(len as u64);
+            std::ptr::copy_nonoverlapping(input.as_ptr(), base.add(INPUT_AT), len);
         }
         let tracing = u8::from(comparison_hooks::tracing());
         let lost = |e: IoError| Error::os_error(e, "fork mode's template process is gone");
@@ -108,7 +113,7 @@ impl Template {
         let mut pid = [0u8; 4];
         (&self.answers).read_exact(&mut pid).map_err(lost)?;
         // The child times itself; this is the backstop should its timer not end it.
-        let hung = !readable_within(&self.answers, self.timeout * 2 + Duration::from_secs(1));
+        let hung = !readable_within(&self.answers, timeout * 2 + Duration::from_secs(1));
         if hung {
             // SAFETY: the template's child, which it reaps and reports.
             unsafe { libc::kill(i32::from_le_bytes(pid), libc::SIGKILL) };
@@ -141,14 +146,17 @@ fn serve(
     mut requests: std::fs::File,
     mut answers: std::fs::File,
     input: &SharedPages,
-    timeout: Duration,
     before_each_child: fn(),
 ) -> ! {
     // SAFETY: process-control calls on ourselves: die with the client, and let children's
-    // SIGALRM end them (the client may have had a handler for it).
+    // SIGALRM end them (the client may have had a handler for it) unless a sanitizer is
+    // writing its report; the handler is async-signal-safe.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-        libc::signal(libc::SIGALRM, libc::SIG_DFL);
+        libc::signal(
+            libc::SIGALRM,
+            on_child_alarm as *const () as libc::sighandler_t,
+        );
     }
     leave_the_fuzzers_heap_to_the_template();
     let mut request = [0u8; 1];
@@ -156,7 +164,7 @@ fn serve(
         // SAFETY: fork(2) in the single-threaded template.
         let child = unsafe { libc::fork() };
         if child == 0 {
-            run_child(input, timeout, request[0], before_each_child);
+            run_child(input, request[0], before_each_child);
         }
         let mut status = 0;
         // SAFETY: waits for our own child (a failed fork reports as a failed wait).
@@ -210,16 +218,32 @@ fn leave_the_fuzzers_heap_to_the_template() {
     }
 }
 
-fn run_child(input: &SharedPages, timeout: Duration, tracing: u8, before: fn()) -> ! {
+/// A child's timer: the end of the child, as SIGALRM's default action, unless a sanitizer is
+/// writing its report (its symbolized stack can take longer than a short timeout: the input
+/// is a crash on its way to abort) or LeakSanitizer is scanning: 5 more seconds.
+extern "C" fn on_child_alarm(_: libc::c_int) {
+    // SAFETY: async-signal-safe calls: alarm(2), signal(2), raise(3).
+    unsafe {
+        if sanitizer_report_underway() || leaks::scan_underway() {
+            libc::alarm(5);
+            return;
+        }
+        libc::signal(libc::SIGALRM, libc::SIG_DFL);
+        libc::raise(libc::SIGALRM);
+    }
+}
+
+fn run_child(input: &SharedPages, tracing: u8, before: fn()) -> ! {
+    // SAFETY: the timeout, the input and its length (at most the room the client made) were
+    // written before the request.
+    let (timeout, bytes) = unsafe {
+        let base = input.as_ptr();
+        let timeout = Duration::from_micros(base.cast::<u64>().read());
+        let len = base.cast::<u64>().add(1).read() as usize;
+        (timeout, std::slice::from_raw_parts(base.add(INPUT_AT), len))
+    };
     arm_timeout(timeout);
     comparison_hooks::set_tracing(tracing != 0);
-    // SAFETY: the input and its length (at most the room the client made) were written before
-    // the request.
-    let bytes = unsafe {
-        let base = input.as_ptr();
-        let len = base.cast::<u64>().read() as usize;
-        std::slice::from_raw_parts(base.add(8), len)
-    };
     before();
     leaks::run_in_child(|| harness::run(bytes));
     // SAFETY: leave without running the client's exit handlers.
@@ -267,6 +291,12 @@ where
         } else {
             ExitKind::Ok
         })
+    }
+}
+
+impl<OT> SetTimeout for FromTemplate<OT> {
+    fn set_timeout(&mut self, timeout: Duration) {
+        self.template.timeout.set(timeout);
     }
 }
 

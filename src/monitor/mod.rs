@@ -24,7 +24,7 @@ pub use stats::Snapshot;
 
 use crate::{
     cmplog::learned_tokens::LEARNED_TOKENS_STAT,
-    engine::CYCLES_DONE_STAT,
+    engine::{exec_timeout::EXEC_TIMEOUT_STAT, CYCLES_DONE_STAT},
     platform::output,
     target::{memory, reproduce::Reproduce},
 };
@@ -78,6 +78,7 @@ impl CampaignMonitor {
         cores: usize,
         reproduce: Reproduce,
         rss_limit_mb: u64,
+        timeout_given: bool,
         console: Console,
     ) -> Self {
         let start_time = SystemTime::now()
@@ -97,7 +98,7 @@ impl CampaignMonitor {
             cores,
             start_time,
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
-            notices_since: notices::Since::new(out, reproduce, rss_limit_mb),
+            notices_since: notices::Since::new(out, reproduce, rss_limit_mb, timeout_given),
             console,
             screen: None,
             notices: Vec::new(),
@@ -122,6 +123,7 @@ impl CampaignMonitor {
         let stability = reported::stability(stats);
         let number = |name| reported::most(stats, name);
         let (cycles_done, cmplog_tokens) = (number(CYCLES_DONE_STAT), number(LEARNED_TOKENS_STAT));
+        let exec_timeout_ms = number(EXEC_TIMEOUT_STAT);
         let global = stats.global_stats();
         Snapshot {
             run_time: self.before.run_time + global.run_time,
@@ -145,6 +147,7 @@ impl CampaignMonitor {
             // takes its place.
             clients: global.client_stats_count.min(self.cores),
             cmplog_tokens,
+            exec_timeout_ms,
         }
     }
 

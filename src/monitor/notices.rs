@@ -4,7 +4,10 @@
 use std::path::{Path, PathBuf};
 
 use super::{Console, Snapshot};
-use crate::{platform::output, target::reproduce::Reproduce, triage::Description};
+use crate::{
+    engine::exec_timeout::HANG_TIMEOUT, platform::output, target::reproduce::Reproduce,
+    triage::Description,
+};
 
 /// What was already reported.
 pub struct Since {
@@ -18,11 +21,13 @@ pub struct Since {
     ooms: usize,
     leaks: usize,
     restarts: usize,
+    /// The timeout the clients chose was told (or `-t` gave it: nothing to tell).
+    timeout_told: bool,
 }
 
 impl Since {
     /// What the output directory holds now is old news (a resumed campaign's findings).
-    pub fn new(out: &Path, reproduce: Reproduce, rss_limit_mb: u64) -> Self {
+    pub fn new(out: &Path, reproduce: Reproduce, rss_limit_mb: u64, timeout_given: bool) -> Self {
         Self {
             out: out.to_path_buf(),
             reproduce,
@@ -33,6 +38,7 @@ impl Since {
             ooms: output::count_inputs(&output::ooms_dir(out)),
             leaks: output::count_inputs(&output::leaks_dir(out)),
             restarts: restart_lines(out).len(),
+            timeout_told: timeout_given,
         }
     }
 
@@ -45,6 +51,15 @@ impl Since {
             .map(|line| format!("lafuzz: {line}"))
             .collect();
         self.restarts = self.restarts.max(restarts.len());
+        if !self.timeout_told && snap.exec_timeout_ms > 0 && *console != Console::Quiet {
+            self.timeout_told = true;
+            notices.push(format!(
+                "lafuzz: inputs time out after {} ms, chosen from the seeds' run times as AFL++ \
+                 does (-t sets it); one is saved as a hang when it also runs past {} ms alone",
+                snap.exec_timeout_ms,
+                HANG_TIMEOUT.as_millis()
+            ));
+        }
         let out = &self.out;
         let kinds = [
             (

@@ -44,7 +44,7 @@ pub fn render(frame: &mut Frame, view: &View) {
     let shown_clients = view.clients.len().clamp(1, MAX_CLIENT_LINES + 1) as u16;
     let [title, top, middle, clients, findings] = Layout::vertical([
         Constraint::Length(1),
-        Constraint::Length(6),
+        Constraint::Length(7),
         Constraint::Length(7),
         Constraint::Length(shown_clients + 2),
         Constraint::Min(3),
@@ -104,6 +104,7 @@ fn timing_lines(view: &View) -> Vec<Line<'static>> {
         pair("last new find", ago(view.now, snap.last_find)),
         pair("last uniq crash", ago(view.now, snap.last_crash)),
         pair("cycles done", snap.cycles_done.to_string()),
+        pair("exec timeout", format!("{} ms", snap.exec_timeout_ms)),
     ]
 }
 

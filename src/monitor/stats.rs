@@ -37,6 +37,9 @@ pub struct Snapshot {
     pub stability: Option<f64>,
     /// The largest resident memory a client has had, in MiB.
     pub peak_rss_mb: u64,
+    /// The per-input timeout in milliseconds, `-t`'s or chosen from the seeds (the longest
+    /// over the clients; 0 before a client reported it).
+    pub exec_timeout_ms: u64,
 }
 
 impl Snapshot {
@@ -67,6 +70,7 @@ impl Snapshot {
             ("edges_found", self.edges_found.to_string()),
             ("total_edges", self.total_edges.to_string()),
             ("peak_rss_mb", self.peak_rss_mb.to_string()),
+            ("exec_timeout", self.exec_timeout_ms.to_string()),
             ("cores", cores.to_string()),
             ("clients", self.clients.to_string()),
             ("saved_flaky_crashes", self.saved_flaky_crashes.to_string()),
@@ -168,6 +172,7 @@ mod tests {
             last_crash: 0,
             stability: Some(99.5),
             peak_rss_mb: 64,
+            exec_timeout_ms: 20,
         }
     }
 
@@ -198,6 +203,7 @@ mod tests {
         assert_eq!(get("stability").as_deref(), Some("99.50%"));
         assert_eq!(get("peak_rss_mb").as_deref(), Some("64"));
         assert_eq!(get("client_restarts").as_deref(), Some("5"));
+        assert_eq!(get("exec_timeout").as_deref(), Some("20"));
     }
 
     #[test]

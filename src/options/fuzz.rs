@@ -52,9 +52,12 @@ pub struct FuzzOptions {
     /// Dictionary in AFL/libFuzzer format (repeatable).
     #[arg(short = 'x', long = "dict", value_name = "FILE")]
     pub dicts: Vec<PathBuf>,
-    /// Per-input timeout in milliseconds; slower inputs are saved as hangs.
-    #[arg(short = 't', long = "timeout", value_name = "MS", default_value = "1000", value_parser = parse_millis)]
-    pub timeout: Duration,
+    /// Per-input timeout in milliseconds; slower inputs are saved as hangs. Default: chosen
+    /// from the seeds' run times as AFL++ does (5x their average or the slowest, rounded up
+    /// to 20 ms, at most 1000), an input past it then saved as a hang only when it also runs
+    /// past 1000 ms alone; 1000 in the standalone modes.
+    #[arg(short = 't', long = "timeout", value_name = "MS", value_parser = parse_millis)]
+    pub timeout: Option<Duration>,
     /// Cores to fuzz on: `0-7`, `0,2,4` or `all`; one client per core, pinned to it (default:
     /// one client, on no fixed core).
     #[arg(long, value_name = "LIST", value_parser = parse_cores)]
@@ -133,7 +136,25 @@ pub struct FuzzOptions {
     pub target: Vec<String>,
 }
 
+/// How long an input runs before it is a hang when `-t` is not given (AFL++'s `hang_tmout`):
+/// the timeout that confirms one, and that of the runs before the timeout is chosen.
+pub const HANG_TIMEOUT: Duration = Duration::from_secs(1);
+
 impl FuzzOptions {
+    /// How long an input may run before it is a hang: `-t`'s, or [`HANG_TIMEOUT`]. Without
+    /// `-t` the fuzzing runs are timed shorter (see `engine/exec_timeout.rs`).
+    pub fn hang_timeout(&self) -> Duration {
+        self.timeout.unwrap_or(HANG_TIMEOUT)
+    }
+
+    /// The timeout every input gets, when it is not chosen from the seeds: `-t`'s, or in the
+    /// standalone modes the hang timeout (their findings are run again by the target itself,
+    /// which then watches no memory limit: a memory hog stopped early would not show as one).
+    pub fn fixed_timeout(&self) -> Option<Duration> {
+        self.timeout
+            .or(self.mode.runs_standalone_target().then_some(HANG_TIMEOUT))
+    }
+
     /// What clap cannot check alone (kept out of clap's `required` so each problem is one
     /// sentence, as every other error): the seed corpus and the output directory are given.
     pub fn check(&self) -> Result<(), String> {

@@ -11,7 +11,7 @@ mod values;
 use clap::{error::ErrorKind, Parser, Subcommand};
 
 pub use coverage::CoverageOptions;
-pub use fuzz::{FuzzOptions, Mode};
+pub use fuzz::{FuzzOptions, Mode, HANG_TIMEOUT};
 pub use minimize::{MinimizeCorpusOptions, MinimizeOptions, RunLimits};
 pub use replay::{ReplayOptions, TriageOptions};
 

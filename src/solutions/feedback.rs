@@ -24,39 +24,11 @@ use libafl_bolts::{
 };
 use serde::{Deserialize, Serialize};
 
-use super::{Described, KnownSolutions, SolutionKind};
+use super::{coverage::SolutionCoverage, Described, KnownSolutions, SolutionKind};
 use crate::{
     platform::output,
-    triage::{buckets, Describer},
+    triage::{buckets, Describer, Rerun},
 };
-
-/// Highest hit-count bucket seen per map entry among the saved solutions of one kind.
-/// Kept in the fuzzer state, so it survives the client restart that follows every crash.
-#[derive(Debug, Default, Serialize, Deserialize)]
-pub struct SolutionCoverage {
-    max: Vec<u8>,
-    saved_any: bool,
-}
-libafl_bolts::impl_serdeany!(SolutionCoverage);
-
-impl SolutionCoverage {
-    /// Merges `map` in; true when it has an entry above everything seen so far
-    /// (or when nothing of this kind was saved yet).
-    pub fn merge(&mut self, map: impl Iterator<Item = u8>) -> bool {
-        let mut new = !self.saved_any;
-        for (i, value) in map.enumerate() {
-            if i >= self.max.len() {
-                self.max.resize(i + 1, 0);
-            }
-            if value > self.max[i] {
-                self.max[i] = value;
-                new = true;
-            }
-        }
-        self.saved_any = true;
-        new
-    }
-}
 
 /// The bucket of each crash path (the hash of its coverage map) described in this client,
 /// and the time describing took. Every crash is described while that time stays within
@@ -102,6 +74,9 @@ pub struct NewSolutions<C, O> {
     last: Option<(SolutionKind, Option<Described>)>,
     /// How findings are run again to be described; the output directory holds the buckets.
     describer: Describer,
+    /// Inputs time out sooner than the describer's timeout (no `-t`, see
+    /// `engine/exec_timeout.rs`): a hang is one that also times out there.
+    confirms_hangs: bool,
     out: PathBuf,
     phantom: PhantomData<O>,
 }
@@ -110,11 +85,12 @@ impl<C, O> NewSolutions<C, O>
 where
     C: Named + Handled,
 {
-    pub fn new(map_observer: &C, describer: Describer, out: &Path) -> Self {
+    pub fn new(map_observer: &C, describer: Describer, confirms_hangs: bool, out: &Path) -> Self {
         Self {
             map: map_observer.handle(),
             last: None,
             describer,
+            confirms_hangs,
             out: out.to_path_buf(),
             phantom: PhantomData,
         }
@@ -122,12 +98,42 @@ where
 }
 
 impl<C, O> NewSolutions<C, O> {
+    /// Runs `input` again alone to describe it.
+    fn describe(&self, input: &[u8]) -> Result<Rerun, Error> {
+        let pending = buckets::dir(&self.out).join(format!(".describing-{}", std::process::id()));
+        std::fs::create_dir_all(buckets::dir(&self.out))?;
+        output::write_atomic(&pending, input)?;
+        let rerun = self.describer.run(&pending);
+        let _ = std::fs::remove_file(&pending);
+        Ok(rerun)
+    }
+
+    /// An input that timed out under the timeout chosen from the seeds, with coverage new
+    /// among the hangs, run again under the hang timeout (AFL++'s confirmation; as AFL++, its
+    /// coverage is merged first, so one slow path is run again once): `None` when it ran to
+    /// its end (not a hang), else what it did: a hang, or what more time let it become (a
+    /// crash, an input over the memory limit).
+    fn confirm_hang(&self, input: &[u8]) -> Result<Option<(SolutionKind, Rerun)>, Error> {
+        let rerun = self.describe(input)?;
+        if !rerun.failed {
+            return Ok(None);
+        }
+        let kind = match rerun.description.kind.as_str() {
+            "timeout" => SolutionKind::Hang,
+            "out-of-memory" => SolutionKind::OutOfMemory,
+            "memory leak" => SolutionKind::Leak,
+            _ => SolutionKind::Crash,
+        };
+        Ok(Some((kind, rerun)))
+    }
+
     /// Whether to keep a failing input, and its description when kept. A crash with new
-    /// coverage or in a new bucket is kept; any other kind only with new coverage.
+    /// coverage or in a new bucket is kept; any other kind only with new coverage. `rerun`:
+    /// the input was already run again alone.
     fn classify<S: HasMetadata + HasStartTime>(
         &self,
         state: &mut S,
-        kind: SolutionKind,
+        (kind, rerun): (SolutionKind, Option<Rerun>),
         input: &[u8],
         path: u64,
         new_coverage: bool,
@@ -146,13 +152,15 @@ impl<C, O> NewSolutions<C, O> {
             }
             return Ok((false, None));
         }
-        let pending = buckets::dir(&self.out).join(format!(".describing-{}", std::process::id()));
-        std::fs::create_dir_all(buckets::dir(&self.out))?;
-        output::write_atomic(&pending, input)?;
-        let started = Instant::now();
-        let rerun = self.describer.run(&pending);
-        let _ = std::fs::remove_file(&pending);
-        state.metadata_or_insert_with(CrashPaths::default).spent += started.elapsed();
+        let rerun = match rerun {
+            Some(rerun) => rerun,
+            None => {
+                let started = Instant::now();
+                let rerun = self.describe(input)?;
+                state.metadata_or_insert_with(CrashPaths::default).spent += started.elapsed();
+                rerun
+            }
+        };
         let described = Described {
             reproduced: rerun.failed,
             text: rerun.description.to_text(),
@@ -203,7 +211,7 @@ where
         exit_kind: &ExitKind,
     ) -> Result<bool, Error> {
         self.last = None;
-        let Some(kind) = SolutionKind::of(exit_kind) else {
+        let Some(mut kind) = SolutionKind::of(exit_kind) else {
             return Ok(false);
         };
         state
@@ -221,8 +229,20 @@ where
             SolutionCoverage::default,
         );
         let new_coverage = seen.merge(coverage.into_iter());
-        let (keep, described) =
-            self.classify(state, kind, &input.target_bytes(), path, new_coverage)?;
+        let mut rerun = None;
+        if kind == SolutionKind::Hang && self.confirms_hangs && new_coverage {
+            let Some((confirmed, again)) = self.confirm_hang(&input.target_bytes())? else {
+                return Ok(false);
+            };
+            (kind, rerun) = (confirmed, Some(again));
+        }
+        let (keep, described) = self.classify(
+            state,
+            (kind, rerun),
+            &input.target_bytes(),
+            path,
+            new_coverage,
+        )?;
         if keep {
             self.last = Some((kind, described));
         }
@@ -243,26 +263,5 @@ where
             }
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn first_solution_is_always_new_even_without_coverage() {
-        let mut seen = SolutionCoverage::default();
-        assert!(seen.merge([0u8, 0, 0].into_iter()));
-        assert!(!seen.merge([0u8, 0, 0].into_iter()));
-    }
-
-    #[test]
-    fn only_higher_buckets_are_new() {
-        let mut seen = SolutionCoverage::default();
-        assert!(seen.merge([1u8, 0, 2].into_iter()));
-        assert!(!seen.merge([1u8, 0, 1].into_iter()));
-        assert!(seen.merge([1u8, 4, 0].into_iter()));
-        assert!(!seen.merge([1u8, 4, 2].into_iter()));
     }
 }

@@ -6,6 +6,7 @@
 //! input filter skips inputs already known to crash or hang (`filter.rs`).
 
 mod corpus;
+mod coverage;
 mod feedback;
 mod filter;
 

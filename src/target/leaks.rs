@@ -41,6 +41,8 @@ static SPENT: OnceLock<Instant> = OnceLock::new();
 /// executions per second; after a second, 1.6 million (2.2 million without leak detection).
 const FUZZ_ON_AFTER_A_LEAK: Duration = Duration::from_secs(1);
 static LAST_LEAKED: AtomicBool = AtomicBool::new(false);
+/// LeakSanitizer is scanning this process's memory (see [`scan_underway`]).
+static SCANNING: AtomicBool = AtomicBool::new(false);
 static FRUITLESS: AtomicU32 = AtomicU32::new(0);
 
 /// Turns leak detection on when `wanted` and LeakSanitizer is linked; whether it is on.
@@ -95,14 +97,23 @@ pub fn run_checked(mut run: impl FnMut()) -> bool {
         );
         return false;
     }
+    SCANNING.store(true, Ordering::Relaxed);
     // SAFETY: LeakSanitizer's own check; it stops the other threads while it scans.
-    if unsafe { lafuzz_leak_check() } == 0 {
+    let leaked = unsafe { lafuzz_leak_check() } != 0;
+    SCANNING.store(false, Ordering::Relaxed);
+    if !leaked {
         FRUITLESS.fetch_add(1, Ordering::Relaxed);
         return false;
     }
     let _ = SPENT.set(Instant::now());
     LAST_LEAKED.store(true, Ordering::Relaxed);
     true
+}
+
+/// Whether LeakSanitizer is looking for leaks: the scan of a client's whole heap is the
+/// fuzzer's time, not the input's, and is not timed as the input's run.
+pub fn scan_underway() -> bool {
+    SCANNING.load(Ordering::Relaxed)
 }
 
 /// Whether a child's wait status says its input leaked (it exits with [`LEAK_EXIT`]); what

@@ -14,6 +14,6 @@ pub mod description;
 mod symbolize;
 mod table;
 
-pub use describer::Describer;
+pub use describer::{Describer, Rerun};
 pub use description::Description;
 pub use table::run;

@@ -89,6 +89,18 @@ pub fn driver() -> PathBuf {
 impl Campaign {
     /// `binary fuzz --mode MODE -i SEEDS -o OUT EXTRA...`, in its own process group.
     pub fn fuzz(binary: &Path, mode: &str, seeds: &Path, out: &Path, extra: &[&str]) -> Self {
+        Self::fuzz_with_env(binary, mode, seeds, out, extra, &[])
+    }
+
+    /// [`Self::fuzz`] with `env` added to the fuzzer's environment.
+    pub fn fuzz_with_env(
+        binary: &Path,
+        mode: &str,
+        seeds: &Path,
+        out: &Path,
+        extra: &[&str],
+        env: &[(&str, &Path)],
+    ) -> Self {
         let mut args = vec![
             "fuzz",
             "--mode",
@@ -99,14 +111,20 @@ impl Campaign {
             out.to_str().unwrap(),
         ];
         args.extend_from_slice(extra);
-        Self::start(binary, &args, out)
+        Self::start_with_env(binary, &args, out, env)
     }
 
     pub fn start(binary: &Path, args: &[&str], out: &Path) -> Self {
+        Self::start_with_env(binary, args, out, &[])
+    }
+
+    /// [`Self::start`] with `env` added to the fuzzer's environment.
+    pub fn start_with_env(binary: &Path, args: &[&str], out: &Path, env: &[(&str, &Path)]) -> Self {
         let log = out.with_extension("log");
         let file = fs::File::create(&log).unwrap();
         let child = Command::new(binary)
             .args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stdout(file.try_clone().unwrap())
             .stderr(file)
@@ -335,12 +353,29 @@ pub fn children(pid: i32) -> Vec<i32> {
         .collect()
 }
 
-/// The clients of the in-process campaign the command `pid` supervises: the command runs the
-/// campaign in a process group of its own, whose childless processes are the clients.
+/// The campaign's first process (its broker) under the command `pid`, which runs the campaign in
+/// a process group of its own: the one child leading its own group. Orphans of the campaign (a
+/// symbolizer a described hang left) pass through as the command's children too: it reaps them.
+pub fn campaign_broker(pid: i32) -> i32 {
+    let children = children(pid);
+    // SAFETY: getpgid(2) reads a process's group; a process gone meanwhile gives -1.
+    let leaders: Vec<i32> = children
+        .iter()
+        .copied()
+        .filter(|&child| unsafe { libc::getpgid(child) } == child)
+        .collect();
+    assert_eq!(
+        leaders.len(),
+        1,
+        "children {children:?}, group leaders {leaders:?}"
+    );
+    leaders[0]
+}
+
+/// The clients of the in-process campaign the command `pid` supervises: the childless
+/// processes of the campaign's process group.
 pub fn campaign_clients(pid: i32) -> Vec<i32> {
-    let group = children(pid);
-    assert_eq!(group.len(), 1, "{group:?}");
-    leaf_processes(group[0])
+    leaf_processes(campaign_broker(pid))
 }
 
 /// The processes of a group that have no children: in an in-process campaign, the clients.

@@ -66,6 +66,12 @@ const C_HARNESSES: &[CHarness] = &[
     c("memhog", "memhog-asan", MEMHOG, &["-fsanitize=address"]),
     c("stateful", "stateful", STATEFUL, &[]),
     c("stateful", "stateful-noreset", STATEFUL, &["-DNO_RESET"]),
+    c(
+        "slowinput",
+        "slowinput",
+        "harnesses/slowinput/slowinput.c",
+        &[],
+    ),
 ];
 
 /// Every library is compiled two ways (objects in `target/harness-build/NAME[SUFFIX]`, with

@@ -30,7 +30,7 @@ pub fn fork_server<'a>(
         .is_persistent(persistent)
         // LibAFL checks the target's size rounded up to 64 entries against this.
         .coverage_map_size(aligned(map_size))
-        .timeout(opts.timeout)
+        .timeout(opts.hang_timeout())
         .debug_child(opts.show_output);
     if persistent && probe::answers_directly(&command[0]) {
         let signal = PERSISTENT_TIMEOUT_SIGNAL;

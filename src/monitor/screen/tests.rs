@@ -39,6 +39,7 @@ fn sample() -> Snapshot {
         last_crash: 0,
         stability: Some(99.5),
         peak_rss_mb: 64,
+        exec_timeout_ms: 20,
     }
 }
 
@@ -97,6 +98,8 @@ fn the_screen_shows_every_number() {
         "exec speed : 2012/s",
         "average speed : 2000/s",
         "peak rss : 64 MiB",
+        "cmplog tokens : 9",
+        "exec timeout : 20 ms",
         "edges 30/120",
         "corpus     48",
         "reproduce with: target/fuzzers/crashme replay out/crashes/54bc164f000d4765",

@@ -2,19 +2,16 @@
 //! harness, with the timeout kept by a watchdog thread, as libFuzzer keeps it, instead of
 //! LibAFL's timer. LibAFL arms and disarms a POSIX timer around every input (two syscalls) or,
 //! in its batch mode, reads the clock twice per input: 12% of the engine's time on an empty
-//! harness. Here an input costs two stores to an atomic; the watchdog wakes every tenth of the
-//! timeout and signals the fuzzing thread (LibAFL's timeout handler saves the input) when the
-//! same input is still running a whole timeout after it first saw it.
+//! harness. Here an input costs two stores to an atomic; the watchdog (`thread.rs`) signals the
+//! fuzzing thread (LibAFL's timeout handler saves the input) when one input has run too long.
+
+mod thread;
 
 use std::{
     ffi::c_void,
     ptr,
-    sync::{
-        atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering::Relaxed},
-        OnceLock,
-    },
-    thread,
-    time::{Duration, Instant},
+    sync::atomic::{AtomicBool, AtomicPtr, Ordering::Relaxed},
+    time::Duration,
 };
 
 use libafl::{
@@ -24,7 +21,7 @@ use libafl::{
             ExecutorHook,
         },
         inprocess::{inner::GenericInProcessExecutorInner, HasInProcessHooks},
-        Executor, ExitKind, HasObservers,
+        Executor, ExitKind, HasObservers, SetTimeout,
     },
     inputs::BytesInput,
     observers::ObserversTuple,
@@ -36,18 +33,11 @@ use libafl_bolts::{
     tuples::RefIndexable,
 };
 
-use crate::{
-    target::stack::sanitizer_report_underway,
-    types::{ClientFuzzer, Mgr, State},
-};
+use crate::types::{ClientFuzzer, Mgr, State};
 
 /// How an in-process executor runs one input.
 pub type HarnessFn = fn(&BytesInput) -> ExitKind;
 
-/// The number of the input in the harness; 0: none.
-static RUNNING: AtomicU64 = AtomicU64::new(0);
-/// The input the watchdog last signalled as timed out.
-static TIMED_OUT: AtomicU64 = AtomicU64::new(0);
 /// LibAFL's handlers for the watched executor; `on_timeout` and `on_crash` call them.
 static LIBAFL_TIMEOUT_HANDLER: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
 static LIBAFL_CRASH_HANDLER: AtomicPtr<c_void> = AtomicPtr::new(ptr::null_mut());
@@ -95,7 +85,8 @@ impl<OT: ObserversTuple<BytesInput, State>> WatchedExecutor<OT> {
             (on_timeout, on_crash);
         hooks.timeout_handler = timeout_handler as *const c_void;
         hooks.crash_handler = crash_handler as *const c_void;
-        start_watchdog(timeout)?;
+        thread::set_limits(timeout, timeout);
+        thread::start()?;
         Ok(Self { inner, harness })
     }
 }
@@ -122,11 +113,19 @@ impl<OT: ObserversTuple<BytesInput, State>> Executor<Mgr, BytesInput, State, Cli
         // point at what lives until `leave_target`.
         unsafe { self.inner.enter_target(fuzzer, state, mgr, input, executor) };
         // The state's execution count, just raised, names this input (never 0).
-        RUNNING.store(*state.executions(), Relaxed);
+        thread::input_started(*state.executions());
         let exit = (self.harness)(input);
-        RUNNING.store(0, Relaxed);
+        thread::input_ended();
         self.inner.leave_target(fuzzer, state, mgr, input);
         Ok(exit)
+    }
+}
+
+/// The timeout chosen from the seeds' run times (see `engine/exec_timeout.rs`) counts the
+/// input's CPU time; the one the executor was made with stays its limit in wall time.
+impl<OT> SetTimeout for WatchedExecutor<OT> {
+    fn set_timeout(&mut self, timeout: Duration) {
+        thread::set_cpu_limit(timeout);
     }
 }
 
@@ -161,8 +160,7 @@ unsafe fn on_timeout(
     context: Option<&mut ucontext_t>,
     data: *mut InProcessExecutorHandlerData,
 ) {
-    let running = RUNNING.load(Relaxed);
-    if running == 0 || running != TIMED_OUT.load(Relaxed) {
+    if !thread::running_input_timed_out() {
         return;
     }
     // SAFETY: LibAFL's handler, called as LibAFL calls it.
@@ -189,7 +187,7 @@ unsafe fn on_crash(
     context: Option<&mut ucontext_t>,
     data: *mut InProcessExecutorHandlerData,
 ) {
-    if RUNNING.load(Relaxed) == 0 {
+    if !thread::input_running() {
         // SAFETY: async-signal-safe calls; the signal, blocked while this handler runs, is
         // delivered with the default action when it returns (a fault, re-executed, raises
         // it again).
@@ -201,54 +199,6 @@ unsafe fn on_crash(
     }
     // SAFETY: LibAFL's handler, called as LibAFL calls it.
     unsafe { libafl(&LIBAFL_CRASH_HANDLER)(signal, info, context, data) }
-}
-
-/// Starts the watchdog of this process's fuzzing thread (the caller) once.
-fn start_watchdog(timeout: Duration) -> Result<(), Error> {
-    static STARTED: OnceLock<Result<(), String>> = OnceLock::new();
-    STARTED
-        .get_or_init(|| {
-            // SAFETY: plain libc calls on valid local sets; the watchdog inherits the mask
-            // that blocks every signal (they are the fuzzing thread's to handle), then this
-            // thread gets its own back.
-            unsafe {
-                let fuzzing_thread = libc::pthread_self();
-                let mut all: libc::sigset_t = std::mem::zeroed();
-                let mut before: libc::sigset_t = std::mem::zeroed();
-                libc::sigfillset(&mut all);
-                libc::pthread_sigmask(libc::SIG_BLOCK, &all, &mut before);
-                let spawned = thread::Builder::new()
-                    .name("watchdog".into())
-                    .spawn(move || watch(fuzzing_thread, timeout));
-                libc::pthread_sigmask(libc::SIG_SETMASK, &before, ptr::null_mut());
-                spawned.map(|_| ()).map_err(|e| e.to_string())
-            }
-        })
-        .clone()
-        .map_err(|e| Error::unknown(format!("cannot start the timeout watchdog: {e}")))
-}
-
-/// Signals `fuzzing_thread` whenever one input has run for `timeout` (at most a tenth more).
-fn watch(fuzzing_thread: libc::pthread_t, timeout: Duration) {
-    let tick = (timeout / 10).clamp(Duration::from_millis(1), Duration::from_millis(100));
-    let mut seen = 0;
-    let mut since = Instant::now();
-    loop {
-        thread::sleep(tick);
-        let running = RUNNING.load(Relaxed);
-        if running != seen {
-            // It started after the last look: timed from now, it is timed short, never long.
-            seen = running;
-            since = Instant::now();
-        } else if running != 0 && since.elapsed() >= timeout && !sanitizer_report_underway() {
-            // (While ASan writes its report the input is a crash on its way to abort, however
-            // long symbolizing takes: it is not signalled as a hang.)
-            TIMED_OUT.store(running, Relaxed);
-            // SAFETY: the fuzzing thread lives as long as the process.
-            unsafe { libc::pthread_kill(fuzzing_thread, libc::SIGALRM) };
-            since = Instant::now();
-        }
-    }
 }
 
 /// Another in-process executor (the in-process comparison tracer, with its own exact timer)
