@@ -229,12 +229,12 @@ fn bad_input_gives_a_one_line_error() {
     assert_one_line_error(&crashme, &["replay", "/nonexistent/input"], "cannot read");
 }
 
-/// Without `-t`, inputs run under the timeout chosen from the seeds' run times (fast seeds: 20
-/// ms), and one past it is a hang only when it also runs past a second alone: the endless loop
+/// With `-t auto`, inputs run under the timeout chosen from the seeds' run times (fast seeds:
+/// 20 ms), and one past it is a hang only when it also runs past a second alone: the endless loop
 /// is saved, the input that takes 200 ms is not. In direct mode (the watchdog's timeout) and
 /// fork mode (the template's children's).
 #[test]
-fn without_t_the_timeout_comes_from_the_seeds_and_slow_inputs_are_not_hangs() {
+fn with_t_auto_the_timeout_comes_from_the_seeds_and_slow_inputs_are_not_hangs() {
     for mode in ["direct", "fork"] {
         let tmp = TempDir::new(&format!("auto-timeout-{mode}"));
         let seeds = tmp.seeds(&[("slo", "SLOx"), ("han", "HANx")]);
@@ -246,7 +246,7 @@ fn without_t_the_timeout_comes_from_the_seeds_and_slow_inputs_are_not_hangs() {
             mode,
             &seeds,
             &out,
-            &["--max-time", "120"],
+            &["--max-time", "120", "-t", "auto"],
             &env,
         );
         campaign.wait_for(

@@ -95,10 +95,31 @@ impl Bench<'_> {
                 self.opts.time,
                 lib.name,
             )?;
-            for ((fuzzer, work), mut run) in group.iter().zip(&works).zip(group_runs) {
-                run.trial = trial;
-                self.measure(lib, fuzzer, work, &mut run, seeds_branches)?;
-                runs.push(run);
+            // Measured side by side too: replaying each corpus into the coverage build four
+            // times (the curve's quarters) took most of a short run's time.
+            let measured: Vec<Result<Run, String>> = std::thread::scope(|scope| {
+                let threads: Vec<_> = group
+                    .iter()
+                    .zip(&works)
+                    .zip(group_runs)
+                    .map(|((fuzzer, work), mut run)| {
+                        run.trial = trial;
+                        scope.spawn(move || {
+                            self.measure(lib, fuzzer, work, &mut run, seeds_branches)
+                                .map(|()| run)
+                        })
+                    })
+                    .collect();
+                threads
+                    .into_iter()
+                    .map(|t| {
+                        t.join()
+                            .unwrap_or_else(|_| Err("measuring panicked".into()))
+                    })
+                    .collect()
+            });
+            for run in measured {
+                runs.push(run?);
             }
         }
         Ok(runs)

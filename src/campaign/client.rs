@@ -59,7 +59,7 @@ pub fn run(
             Describer::for_this_binary(config.opts.hang_timeout(), config.opts.rss_limit_mb)?
         }
     };
-    // Without `-t` inputs time out sooner than the describer's timeout: a hang is confirmed there.
+    // With `-t auto` inputs time out sooner than the describer's timeout: a hang is confirmed there.
     let confirms_hangs = config.opts.fixed_timeout().is_none();
     let mut objective = NewSolutions::new(&edges, describer, confirms_hangs, &config.output);
 

@@ -1,4 +1,4 @@
-//! The per-input timeout when `-t` is not given, chosen as AFL++ chooses it: from how long the
+//! The per-input timeout with `-t auto`, chosen as AFL++ chooses it: from how long the
 //! seeds took to run, five times their average (three or two times for slow targets) or the
 //! slowest seed, whichever is longer, rounded up to 20 ms and at most 1000 ms. A fixed second
 //! per input let a target whose mutated headers promise huge images spend most of its time on

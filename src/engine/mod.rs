@@ -174,7 +174,7 @@ where
     let mut stages = stages::stages(calibration, generalization, tracer, config.opts.only_ascii);
     let stages = &mut stages;
     {
-        // The seeds run under the hang timeout, timed for the fuzzing runs' (without `-t`).
+        // The seeds run under the hang timeout, timed for the fuzzing runs' (`-t auto`).
         let mut timed = TimedSeedRuns(&mut *executor);
         if state.must_load_initial_inputs() {
             load_seeds(config, &mut timed, fuzzer, state, mgr)?;

@@ -55,7 +55,7 @@ impl Since {
             self.timeout_told = true;
             notices.push(format!(
                 "lafuzz: inputs time out after {} ms, chosen from the seeds' run times as AFL++ \
-                 does (-t sets it); one is saved as a hang when it also runs past {} ms alone",
+                 does (-t auto); one is saved as a hang when it also runs past {} ms alone",
                 snap.exec_timeout_ms,
                 HANG_TIMEOUT.as_millis()
             ));

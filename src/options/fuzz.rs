@@ -52,12 +52,12 @@ pub struct FuzzOptions {
     /// Dictionary in AFL/libFuzzer format (repeatable).
     #[arg(short = 'x', long = "dict", value_name = "FILE")]
     pub dicts: Vec<PathBuf>,
-    /// Per-input timeout in milliseconds; slower inputs are saved as hangs. Default: chosen
+    /// Per-input timeout in milliseconds; slower inputs are saved as hangs. `auto`: chosen
     /// from the seeds' run times as AFL++ does (5x their average or the slowest, rounded up
     /// to 20 ms, at most 1000), an input past it then saved as a hang only when it also runs
-    /// past 1000 ms alone; 1000 in the standalone modes.
-    #[arg(short = 't', long = "timeout", value_name = "MS", value_parser = parse_millis)]
-    pub timeout: Option<Duration>,
+    /// past 1000 ms alone (linked modes; 1000 in the standalone ones).
+    #[arg(short = 't', long = "timeout", value_name = "MS|auto", default_value = "1000", value_parser = parse_timeout)]
+    pub timeout: Timeout,
     /// Cores to fuzz on: `0-7`, `0,2,4` or `all`; one client per core, pinned to it (default:
     /// one client, on no fixed core).
     #[arg(long, value_name = "LIST", value_parser = parse_cores)]
@@ -136,23 +136,44 @@ pub struct FuzzOptions {
     pub target: Vec<String>,
 }
 
-/// How long an input runs before it is a hang when `-t` is not given (AFL++'s `hang_tmout`):
-/// the timeout that confirms one, and that of the runs before the timeout is chosen.
+/// `-t`: a number of milliseconds, or `auto`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Timeout {
+    Fixed(Duration),
+    /// Chosen from the seeds' run times (see `engine/exec_timeout.rs`).
+    FromSeeds,
+}
+
+/// `-t MS` or `-t auto`.
+fn parse_timeout(text: &str) -> Result<Timeout, String> {
+    match text {
+        "auto" => Ok(Timeout::FromSeeds),
+        ms => parse_millis(ms).map(Timeout::Fixed),
+    }
+}
+
+/// How long an input runs before it is a hang with `-t auto` (AFL++'s `hang_tmout`): the
+/// timeout that confirms one, and that of the runs before the timeout is chosen.
 pub const HANG_TIMEOUT: Duration = Duration::from_secs(1);
 
 impl FuzzOptions {
-    /// How long an input may run before it is a hang: `-t`'s, or [`HANG_TIMEOUT`]. Without
-    /// `-t` the fuzzing runs are timed shorter (see `engine/exec_timeout.rs`).
+    /// How long an input may run before it is a hang: `-t`'s, or [`HANG_TIMEOUT`]. With
+    /// `-t auto` the fuzzing runs are timed shorter (see `engine/exec_timeout.rs`).
     pub fn hang_timeout(&self) -> Duration {
-        self.timeout.unwrap_or(HANG_TIMEOUT)
+        match self.timeout {
+            Timeout::Fixed(timeout) => timeout,
+            Timeout::FromSeeds => HANG_TIMEOUT,
+        }
     }
 
-    /// The timeout every input gets, when it is not chosen from the seeds: `-t`'s, or in the
-    /// standalone modes the hang timeout (their findings are run again by the target itself,
+    /// The timeout every input gets, when it is not chosen from the seeds: `-t`'s, or with
+    /// `-t auto` in the standalone modes the hang timeout (their findings are run again by the target itself,
     /// which then watches no memory limit: a memory hog stopped early would not show as one).
     pub fn fixed_timeout(&self) -> Option<Duration> {
-        self.timeout
-            .or(self.mode.runs_standalone_target().then_some(HANG_TIMEOUT))
+        match self.timeout {
+            Timeout::Fixed(timeout) => Some(timeout),
+            Timeout::FromSeeds => self.mode.runs_standalone_target().then_some(HANG_TIMEOUT),
+        }
     }
 
     /// What clap cannot check alone (kept out of clap's `required` so each problem is one

@@ -122,9 +122,29 @@ pub fn fuzz_options(args: &[&str]) -> FuzzOptions {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use clap::CommandFactory;
 
-    use super::*;
+    use super::{fuzz::Timeout, *};
+
+    #[test]
+    fn the_timeout_is_a_second_unless_given_or_chosen_from_the_seeds() {
+        let timeout = |args: &[&str]| fuzz_options(args).timeout;
+        assert_eq!(timeout(&[]), Timeout::Fixed(HANG_TIMEOUT));
+        assert_eq!(
+            timeout(&["-t", "20"]),
+            Timeout::Fixed(Duration::from_millis(20))
+        );
+        assert_eq!(timeout(&["-t", "auto"]), Timeout::FromSeeds);
+        let auto = fuzz_options(&["-t", "auto"]);
+        assert_eq!(
+            (auto.fixed_timeout(), auto.hang_timeout()),
+            (None, HANG_TIMEOUT)
+        );
+        let standalone = fuzz_options(&["-t", "auto", "--mode", "persistent"]);
+        assert_eq!(standalone.fixed_timeout(), Some(HANG_TIMEOUT));
+    }
 
     #[test]
     fn command_line_definition_is_consistent() {

@@ -74,7 +74,7 @@ pub struct NewSolutions<C, O> {
     last: Option<(SolutionKind, Option<Described>)>,
     /// How findings are run again to be described; the output directory holds the buckets.
     describer: Describer,
-    /// Inputs time out sooner than the describer's timeout (no `-t`, see
+    /// Inputs time out sooner than the describer's timeout (`-t auto`, see
     /// `engine/exec_timeout.rs`): a hang is one that also times out there.
     confirms_hangs: bool,
     out: PathBuf,
