@@ -28,7 +28,8 @@ pub const EXEC_TIMEOUT_STAT: &str = "exec_timeout";
 const ROUND: Duration = Duration::from_millis(20);
 
 /// How long the seeds took: what the timeout is chosen from. Kept in the state, so a client
-/// restarted halfway through the seeds (one crashed) counts the rest on top.
+/// restarted halfway through the seeds (one crashed) counts the rest on top, and one restarted
+/// later chooses the same timeout again.
 #[derive(Debug, Default, Clone, Serialize, Deserialize)]
 pub struct SeedRunTimes {
     total: Duration,
@@ -36,11 +37,6 @@ pub struct SeedRunTimes {
     slowest: Duration,
 }
 libafl_bolts::impl_serdeany!(SeedRunTimes);
-
-/// The timeout chosen for this client, kept in the state across its restarts.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-pub struct ChosenTimeout(pub Duration);
-libafl_bolts::impl_serdeany!(ChosenTimeout);
 
 impl SeedRunTimes {
     fn record(&mut self, took: Duration) {
@@ -69,19 +65,14 @@ impl SeedRunTimes {
 }
 
 /// The timeout this client's inputs run under: `fixed` (see `FuzzOptions::fixed_timeout`), or
-/// the one chosen from the seeds' run times (once; a restarted client keeps its choice).
-pub fn choose(state: &mut State, fixed: Option<Duration>) -> Duration {
-    if let Some(fixed) = fixed {
-        return fixed;
-    }
-    if let Ok(chosen) = state.metadata::<ChosenTimeout>() {
-        return chosen.0;
-    }
-    let timeout = state
-        .metadata::<SeedRunTimes>()
-        .map_or(HANG_TIMEOUT, SeedRunTimes::timeout);
-    state.add_metadata(ChosenTimeout(timeout));
-    timeout
+/// the one chosen from the seeds' run times (a restarted client, which runs no seeds, keeps
+/// their times in its state, and so its choice).
+pub fn choose(state: &State, fixed: Option<Duration>) -> Duration {
+    fixed.unwrap_or_else(|| {
+        state
+            .metadata::<SeedRunTimes>()
+            .map_or(HANG_TIMEOUT, SeedRunTimes::timeout)
+    })
 }
 
 /// The fuzzing executor while the seeds run: each run's time is added to the state's

@@ -28,7 +28,10 @@ use libafl_bolts::tuples::RefIndexable;
 use crate::{
     platform::shmem::SharedPages,
     target::{
-        comparison_hooks, harness, isolated::arm_timeout, leaks, stack::sanitizer_report_underway,
+        comparison_hooks, harness,
+        isolated::arm_timeout,
+        leaks,
+        stack::{sanitizer_report_underway, PRINT_TIME_LIMIT_S},
     },
 };
 
@@ -220,12 +223,13 @@ fn leave_the_fuzzers_heap_to_the_template() {
 
 /// A child's timer: the end of the child, as SIGALRM's default action, unless a sanitizer is
 /// writing its report (its symbolized stack can take longer than a short timeout: the input
-/// is a crash on its way to abort) or LeakSanitizer is scanning: 5 more seconds.
+/// is a crash on its way to abort) or LeakSanitizer is scanning: the time the stack printer
+/// gives a report.
 extern "C" fn on_child_alarm(_: libc::c_int) {
     // SAFETY: async-signal-safe calls: alarm(2), signal(2), raise(3).
     unsafe {
         if sanitizer_report_underway() || leaks::scan_underway() {
-            libc::alarm(5);
+            libc::alarm(PRINT_TIME_LIMIT_S);
             return;
         }
         libc::signal(libc::SIGALRM, libc::SIG_DFL);

@@ -78,7 +78,7 @@ impl CampaignMonitor {
         cores: usize,
         reproduce: Reproduce,
         rss_limit_mb: u64,
-        timeout_given: bool,
+        timeout_fixed: bool,
         console: Console,
     ) -> Self {
         let start_time = SystemTime::now()
@@ -98,7 +98,7 @@ impl CampaignMonitor {
             cores,
             start_time,
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
-            notices_since: notices::Since::new(out, reproduce, rss_limit_mb, timeout_given),
+            notices_since: notices::Since::new(out, reproduce, rss_limit_mb, timeout_fixed),
             console,
             screen: None,
             notices: Vec::new(),

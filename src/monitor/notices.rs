@@ -21,13 +21,13 @@ pub struct Since {
     ooms: usize,
     leaks: usize,
     restarts: usize,
-    /// The timeout the clients chose was told (or `-t` gave it: nothing to tell).
+    /// The timeout the clients chose was told (or it was fixed, not chosen: nothing to tell).
     timeout_told: bool,
 }
 
 impl Since {
     /// What the output directory holds now is old news (a resumed campaign's findings).
-    pub fn new(out: &Path, reproduce: Reproduce, rss_limit_mb: u64, timeout_given: bool) -> Self {
+    pub fn new(out: &Path, reproduce: Reproduce, rss_limit_mb: u64, timeout_fixed: bool) -> Self {
         Self {
             out: out.to_path_buf(),
             reproduce,
@@ -38,7 +38,7 @@ impl Since {
             ooms: output::count_inputs(&output::ooms_dir(out)),
             leaks: output::count_inputs(&output::leaks_dir(out)),
             restarts: restart_lines(out).len(),
-            timeout_told: timeout_given,
+            timeout_told: timeout_fixed,
         }
     }
 

@@ -167,8 +167,9 @@ impl FuzzOptions {
     }
 
     /// The timeout every input gets, when it is not chosen from the seeds: `-t`'s, or with
-    /// `-t auto` in the standalone modes the hang timeout (their findings are run again by the target itself,
-    /// which then watches no memory limit: a memory hog stopped early would not show as one).
+    /// `-t auto` in the standalone modes the hang timeout (their findings are run again by the
+    /// target itself, which then watches no memory limit: a memory hog stopped early would not
+    /// show as one).
     pub fn fixed_timeout(&self) -> Option<Duration> {
         match self.timeout {
             Timeout::Fixed(timeout) => Some(timeout),

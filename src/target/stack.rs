@@ -38,7 +38,7 @@ const MAX_FRAMES: usize = 64;
 const ALT_STACK_SIZE: usize = 1 << 20;
 /// Symbolizing allocates: should the crash have left the allocator's lock held, the timer
 /// ends the wait (reported as a timeout, after the first line said which signal it was).
-const PRINT_TIME_LIMIT_S: libc::c_uint = 5;
+pub const PRINT_TIME_LIMIT_S: libc::c_uint = 5;
 
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
