@@ -19,8 +19,8 @@ use libafl_bolts::{rands::StdRand, shmem::ShMemProvider};
 
 use crate::{
     coverage::{
-        corpus_weight::BoundedSpeedWeight, hitcounts::HitcountsObserver,
-        novelty::NewCoverageFeedback, scheduler::CullOnChange,
+        closest_comparisons::RecordClosest, corpus_weight::BoundedSpeedWeight,
+        hitcounts::HitcountsObserver, novelty::NewCoverageFeedback, scheduler::CullOnChange,
     },
     platform::shmem::SelfCleaningShMemProvider,
     solutions::{NewSolutions, SkipKnownSolutions, SolutionsOnDisk},
@@ -45,8 +45,11 @@ pub type Mgr =
     LlmpRestartingEventManager<(), BytesInput, State, SharedMemory, SelfCleaningShMemProvider>;
 /// A comparison come closer than before, looked at only with value profile on (the constant
 /// says whether it is: off, the executions do not pay for a look at an empty map).
-pub type ValueProfileFeedback =
-    CombinedFeedback<ConstFeedback, MaxMapFeedback<ValueProfileMap, ValueProfileMap>, LogicFastAnd>;
+pub type ValueProfileFeedback = CombinedFeedback<
+    ConstFeedback,
+    RecordClosest<MaxMapFeedback<ValueProfileMap, ValueProfileMap>>,
+    LogicFastAnd,
+>;
 /// New coverage, or (value profile) a comparison come closer than before.
 pub type CoverageFeedback = CombinedFeedback<
     NewCoverageFeedback<EdgesObserver, CountersMap>,

@@ -18,7 +18,9 @@ use libafl_bolts::{current_nanos, rands::StdRand, tuples::tuple_list};
 
 use crate::{
     config::FuzzConfig,
-    coverage::{novelty::NewCoverageFeedback, scheduler::CullOnChange},
+    coverage::{
+        closest_comparisons::RecordClosest, novelty::NewCoverageFeedback, scheduler::CullOnChange,
+    },
     engine::{saved_state, Client},
     modes::ExecutionMode,
     platform::output,
@@ -124,7 +126,7 @@ fn coverage_feedback(
     let calibration = CalibrationStage::new(&edges_feedback);
     let value_profile_feedback = feedback_and_fast!(
         ConstFeedback::new(config.opts.value_profile),
-        MaxMapFeedback::new(value_profile)
+        RecordClosest::new(MaxMapFeedback::new(value_profile))
     );
     (
         calibration,

@@ -1,11 +1,13 @@
 //! Coverage: what the campaign observes of each execution and how it picks the next entry.
 //! The hit-count observer over the coverage map (`hitcounts.rs`, with AFL's buckets in
 //! `buckets.rs`), the feedback that decides what is new (`novelty.rs`), and the scheduler
-//! (`scheduler.rs`, weighting entries by `corpus_weight.rs`).
+//! (`scheduler.rs`, weighting entries by `corpus_weight.rs`, and favouring value profile's
+//! closest entries by `closest_comparisons.rs`).
 //!
 //! Uses only LibAFL: nothing here knows of modes, targets or the campaign.
 
 pub mod buckets;
+pub mod closest_comparisons;
 pub mod corpus_weight;
 pub mod hitcounts;
 pub mod novelty;

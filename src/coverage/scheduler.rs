@@ -21,6 +21,8 @@ use libafl::{
 };
 use libafl_bolts::{rands::Rand, serdeany::SerdeAny, tuples::MatchName, AsIter, HasRefCnt};
 
+use crate::coverage::closest_comparisons;
+
 /// Re-marking after each new entry cost a campaign that adds them quickly (a font-shaping
 /// harness: 40 entries a second, 2,500 in all) 4.5% of its time, in the scheduler's pick.
 /// Until the next re-marking, a new entry is picked as a non-favoured one, so an entry that a
@@ -61,7 +63,8 @@ where
 {
     fn on_add(&mut self, state: &mut S, id: CorpusId) -> Result<(), Error> {
         self.cull_due = true;
-        self.minimizer.on_add(state, id)
+        self.minimizer.on_add(state, id)?;
+        closest_comparisons::record_leader(state, id)
     }
 
     fn on_evaluation<OT: MatchName>(
@@ -82,7 +85,10 @@ where
         }
         let queue = self.minimizer.base_mut();
         let mut id = queue.next(state)?;
-        while !is_favored(state, id)? && state.rand_mut().coinflip(DEFAULT_SKIP_NON_FAVORED_PROB) {
+        while !is_favored(state, id)?
+            && !closest_comparisons::leads_recently(state, id)
+            && state.rand_mut().coinflip(DEFAULT_SKIP_NON_FAVORED_PROB)
+        {
             id = queue.next(state)?;
         }
         Ok(id)
