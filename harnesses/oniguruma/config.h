@@ -1,4 +1,5 @@
-// Oniguruma 6.1 without its configure step: what configure finds on Linux x86-64 (glibc).
+// Oniguruma 6.1 and 6.9 without their configure step: what configure finds on Linux x86-64
+// (glibc). 6.1 reads only some of it.
 #define HAVE_ALLOCA 1
 #define HAVE_ALLOCA_H 1
 #define HAVE_PROTOTYPES 1
@@ -15,3 +16,6 @@
 #define SIZEOF_LONG 8
 #define SIZEOF_SHORT 2
 #define STDC_HEADERS 1
+#define HAVE_INTTYPES_H 1
+#define SIZEOF_LONG_LONG 8
+#define SIZEOF_VOIDP 8
