@@ -1,4 +1,4 @@
-//! The bench end to end, short: every target of the suite built and fuzzed for 2 s by every
+//! The bench end to end, short: every target of the suite built and fuzzed for 1 s by every
 //! fuzzer (AFL++'s only where it is installed), with CSV, summary and plots produced.
 
 use std::{fs, path::PathBuf, process::Command};
@@ -24,7 +24,7 @@ fn every_target_builds_and_fuzzes_with_every_fuzzer() {
     let status = Command::new(env!("CARGO_BIN_EXE_lafuzz-bench"))
         .args([
             "--time",
-            "2",
+            "1",
             "--no-extras",
             "--in-pairs",
             "--quick-builds",
