@@ -28,6 +28,8 @@ use libafl_bolts::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::coverage::novelty::above_history;
+
 /// How many of the latest leaders the scheduler never skips: the climbs under way. Every leader
 /// (a large target has thousands of comparisons) cost sqlite 2% of its edges with value
 /// profile on.
@@ -76,15 +78,6 @@ impl<F> RecordClosest<F> {
     pub fn new(inner: F) -> Self {
         Self { inner }
     }
-}
-
-/// The indexes at which `map` exceeds `history` (a history shorter than the map holds zeros).
-fn closer_than_before(map: &[u8], history: &[u8]) -> Vec<usize> {
-    map.iter()
-        .enumerate()
-        .filter(|&(i, &now)| now > history.get(i).copied().unwrap_or(0))
-        .map(|(i, _)| i)
-        .collect()
 }
 
 impl<F: StateInitializer<S>, S> StateInitializer<S> for RecordClosest<F> {
@@ -136,7 +129,7 @@ where
             .get::<MapFeedbackMetadata<u8>>(self.inner.name())
             .ok_or_else(|| Error::key_not_found("the value-profile history"))?
             .history_map;
-        let closer = closer_than_before(&map, history);
+        let closer = above_history(&map, history);
         if !closer.is_empty() {
             testcase.add_metadata(ClosestComparisons(closer));
         }
@@ -172,13 +165,7 @@ pub fn leads_recently<S: HasMetadata>(state: &S, id: CorpusId) -> bool {
 mod tests {
     use libafl::corpus::CorpusId;
 
-    use super::{closer_than_before, ComparisonLeaders, RECENT_LEADERS};
-
-    #[test]
-    fn only_values_above_the_history_are_closer() {
-        assert_eq!(closer_than_before(&[3, 5, 0, 7], &[3, 4, 1]), vec![1, 3]);
-        assert!(closer_than_before(&[0, 0], &[]).is_empty());
-    }
+    use super::{ComparisonLeaders, RECENT_LEADERS};
 
     #[test]
     fn an_entry_stays_among_the_latest_leaders_while_it_leads_somewhere() {

@@ -83,6 +83,17 @@ fn exceeds_history(map: &[u8], history: &[u8], touched: &[u32]) -> bool {
     }) || above(rest..map.len())
 }
 
+/// The indexes at which `map` exceeds `history` (a history shorter than the map holds zeros):
+/// what a kept input raised, looked for before the history takes it in. Also value profile's
+/// comparisons brought closer (`closest_comparisons.rs`).
+pub fn above_history(map: &[u8], history: &[u8]) -> Vec<usize> {
+    map.iter()
+        .enumerate()
+        .filter(|&(i, &now)| now > history.get(i).copied().unwrap_or(0))
+        .map(|(i, _)| i)
+        .collect()
+}
+
 impl<C, M, S> StateInitializer<S> for NewCoverageFeedback<C, M>
 where
     HitcountsObserver<M>: MapObserver<Entry = u8>,
@@ -163,13 +174,7 @@ where
                 .get::<MapFeedbackMetadata<u8>>(self.inner.name())
                 .ok_or_else(|| Error::key_not_found("the coverage history"))?
                 .history_map;
-            let novelties = map
-                .iter()
-                .enumerate()
-                .filter(|&(i, &now)| now > history.get(i).copied().unwrap_or(0))
-                .map(|(i, _)| i)
-                .collect();
-            testcase.add_metadata(MapNoveltiesMetadata::new(novelties));
+            testcase.add_metadata(MapNoveltiesMetadata::new(above_history(&map, history)));
         }
         self.inner
             .append_metadata(state, manager, observers, testcase)
@@ -179,6 +184,12 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_values_above_the_history_count() {
+        assert_eq!(above_history(&[3, 5, 0, 7], &[3, 4, 1]), vec![1, 3]);
+        assert!(above_history(&[0, 0], &[]).is_empty());
+    }
 
     #[test]
     fn a_new_maximum_counts_in_a_touched_block_or_the_rest_only() {
