@@ -4,68 +4,24 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::Library;
+use crate::{
+    suite::{ONIGURUMA, STB_IMAGE},
+    Library,
+};
 
 /// The libraries of the bug benchmark, compiled with AddressSanitizer for every fuzzer.
 pub const BUG_TARGETS: &[Library] = &[
     Library {
-        name: "oniguruma",
-        krate: "onig_sys",
         lock: "bench/bugs",
-        dir: "oniguruma/src",
-        sources: &[
-            "regerror.c",
-            "regparse.c",
-            "regext.c",
-            "regcomp.c",
-            "regexec.c",
-            "reggnu.c",
-            "regenc.c",
-            "regsyntax.c",
-            "regtrav.c",
-            "regversion.c",
-            "st.c",
-            "regposix.c",
-            "regposerr.c",
-            "unicode.c",
-            "unicode_unfold_key.c",
-            "unicode_fold1_key.c",
-            "unicode_fold2_key.c",
-            "unicode_fold3_key.c",
-            "ascii.c",
-            "utf8.c",
-            "utf16_be.c",
-            "utf16_le.c",
-            "utf32_be.c",
-            "utf32_le.c",
-            "euc_jp.c",
-            "euc_jp_prop.c",
-            "sjis.c",
-            "sjis_prop.c",
-            "iso8859_1.c",
-            "onig_init.c",
-        ],
-        includes: &["."],
         // Old code: its warnings are not ours to fix.
         defines: &["-w"],
-        // `config.h` is the harness's (harnesses/oniguruma/), as configure would write it.
-        config: None,
-        harness: "harnesses/oniguruma/onig_search_fuzzer.c",
-        libs: &[],
+        ..ONIGURUMA
     },
     Library {
-        name: "stb_image",
-        krate: "stb_image",
         lock: "bench/bugs",
-        dir: "src",
-        // One header-style file, compiled into the harness.
-        sources: &[],
-        includes: &["."],
         // Release builds: the library's own asserts off, as an application ships it.
         defines: &["-DNDEBUG", "-w"],
-        config: None,
-        harness: "harnesses/stb_image/stbi_load_fuzzer.c",
-        libs: &["-lm"],
+        ..STB_IMAGE
     },
     Library {
         name: "expat",

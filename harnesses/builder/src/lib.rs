@@ -5,5 +5,7 @@
 pub mod bugs;
 pub mod compile;
 pub mod library;
+pub mod suite;
 
-pub use library::{Library, LIBRARIES};
+pub use library::Library;
+pub use suite::LIBRARIES;
