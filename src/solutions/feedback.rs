@@ -228,7 +228,7 @@ where
             kind.coverage_metadata_name(),
             SolutionCoverage::default,
         );
-        let new_coverage = seen.merge(coverage.into_iter());
+        let new_coverage = seen.merge(coverage.into_iter().map(|hits| kind.novelty_entry(hits)));
         let mut rerun = None;
         if kind == SolutionKind::Hang && self.confirms_hangs && new_coverage {
             let Some((confirmed, again)) = self.confirm_hang(&input.target_bytes())? else {
