@@ -2,12 +2,20 @@
 
 use std::{
     borrow::Cow,
-    collections::HashMap,
     marker::PhantomData,
     path::{Path, PathBuf},
-    time::{Duration, Instant},
+    time::Instant,
 };
 
+use super::{
+    coverage::SolutionCoverage,
+    rerun_time::{confirmations_over_budget, CrashPaths, HangConfirmations, MAX_CRASH_PATHS},
+    Described, KnownSolutions, SolutionKind,
+};
+use crate::{
+    platform::output,
+    triage::{buckets, Describer, Rerun},
+};
 use libafl::{
     corpus::Testcase,
     executors::ExitKind,
@@ -22,46 +30,6 @@ use libafl_bolts::{
     tuples::{Handle, Handled, MatchName, MatchNameRef},
     Named,
 };
-use serde::{Deserialize, Serialize};
-
-use super::{coverage::SolutionCoverage, Described, KnownSolutions, SolutionKind};
-use crate::{
-    platform::output,
-    triage::{buckets, Describer, Rerun},
-};
-
-/// The bucket of each crash path (the hash of its coverage map) described in this client,
-/// and the time describing took. Every crash is described while that time stays within
-/// [`DESCRIBE_BUDGET`]: two bugs can share a path (a value, not a branch, decides which
-/// fires). Past it, a crash along a known path is counted in that path's bucket unrun.
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct CrashPaths {
-    buckets: HashMap<u64, String>,
-    spent: Duration,
-    warned: bool,
-}
-libafl_bolts::impl_serdeany!(CrashPaths);
-
-impl CrashPaths {
-    /// Whether a crash along a known path is counted without describing it.
-    fn over_budget(&mut self, running: Duration) -> bool {
-        let over = self.spent > DESCRIBE_BUDGET.0 + running.mul_f64(DESCRIBE_BUDGET.1);
-        if over && !self.warned {
-            self.warned = true;
-            log::warn!(
-                "describing every crash takes over a twentieth of the time: from now on, a crash \
-                 along a path seen before is counted in that path's bucket without running it"
-            );
-        }
-        over
-    }
-}
-
-/// Describing crashes may take this long, plus this share of the client's running time.
-const DESCRIBE_BUDGET: (Duration, f64) = (Duration::from_secs(2), 0.05);
-
-/// Enough for the distinct crash paths of a long campaign; past it, each is described again.
-const MAX_CRASH_PATHS: usize = 1 << 16;
 
 /// The objective: a crash, hang, out-of-memory input or leak whose coverage is new among the
 /// solutions of its kind, or a crash in a bucket the campaign has not saved yet (see
@@ -157,7 +125,10 @@ impl<C, O> NewSolutions<C, O> {
             None => {
                 let started = Instant::now();
                 let rerun = self.describe(input)?;
-                state.metadata_or_insert_with(CrashPaths::default).spent += started.elapsed();
+                state
+                    .metadata_or_insert_with(CrashPaths::default)
+                    .described
+                    .spent += started.elapsed();
                 rerun
             }
         };
@@ -224,14 +195,24 @@ where
             (0..map.usable_count()).map(|i| map.get(i)).collect()
         });
         let path = libafl_bolts::hash_std(&coverage);
+        let confirms = kind == SolutionKind::Hang && self.confirms_hangs;
+        if confirms && confirmations_over_budget(state) {
+            return Ok(false);
+        }
         let seen = state.named_metadata_or_insert_with(
             kind.coverage_metadata_name(),
             SolutionCoverage::default,
         );
         let new_coverage = seen.merge(coverage.into_iter().map(|hits| kind.novelty_entry(hits)));
         let mut rerun = None;
-        if kind == SolutionKind::Hang && self.confirms_hangs && new_coverage {
-            let Some((confirmed, again)) = self.confirm_hang(&input.target_bytes())? else {
+        if confirms && new_coverage {
+            let started = Instant::now();
+            let confirmed = self.confirm_hang(&input.target_bytes())?;
+            state
+                .metadata_or_insert_with(HangConfirmations::default)
+                .0
+                .spent += started.elapsed();
+            let Some((confirmed, again)) = confirmed else {
                 return Ok(false);
             };
             (kind, rerun) = (confirmed, Some(again));
@@ -263,5 +244,27 @@ where
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hang_is_new_by_the_edges_it_reached_not_their_counts() {
+        let mut seen = SolutionCoverage::default();
+        let hang = |map: [u8; 3]| map.into_iter().map(|h| SolutionKind::Hang.novelty_entry(h));
+        assert!(seen.merge(hang([1, 0, 4])));
+        assert!(!seen.merge(hang([128, 0, 1])));
+        assert!(seen.merge(hang([1, 2, 0])));
+        // A crash still counts by bucket.
+        let crash = |map: [u8; 3]| {
+            map.into_iter()
+                .map(|h| SolutionKind::Crash.novelty_entry(h))
+        };
+        let mut seen = SolutionCoverage::default();
+        assert!(seen.merge(crash([1, 0, 4])));
+        assert!(seen.merge(crash([2, 0, 4])));
     }
 }

@@ -1,6 +1,7 @@
 //! Crashes and hangs. The objective feedback decides (`feedback.rs`: new coverage among the
 //! solutions of one kind, AFL-style, so a campaign keeps one file per distinct bug path, and
-//! the first crash of each bucket, see `triage/`, which describes each one it keeps); the
+//! the first crash of each bucket, see `triage/`, which describes each one it keeps, within
+//! the time `rerun_time.rs` allows); the
 //! state's solutions corpus saves (`corpus.rs`, the one writer of `crashes/`, `hangs/`,
 //! `ooms/`, `leaks/` and `crashes-flaky/`, and of each finding's description); the fuzzer's
 //! input filter skips inputs already known to crash or hang (`filter.rs`).
@@ -9,6 +10,7 @@ mod corpus;
 mod coverage;
 mod feedback;
 mod filter;
+mod rerun_time;
 
 use std::collections::HashSet;
 
