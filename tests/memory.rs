@@ -13,7 +13,10 @@ fn inputs_over_the_memory_limit_are_saved_and_the_campaign_goes_on() {
     let tmp = TempDir::new("memory-limit");
     let out = tmp.path().join("out");
     let memhog = fuzzer("memhog");
-    let args = ["--rss-limit-mb", "512", "--max-time", "30"];
+    // A fixed second per input: under the timeout chosen from the seeds (20 ms) the hog times
+    // out first and its confirmation alone files it, so the client's memory watch, tested
+    // here, never sees it.
+    let args = ["--rss-limit-mb", "512", "--max-time", "30", "-t", "1000"];
     let mut campaign = Campaign::fuzz(&memhog, "direct", &corpus("memhog"), &out, &args);
     let stats = campaign.finish(Duration::from_secs(120));
     // The input that allocates 8 GiB is the one running when its client goes over the limit.

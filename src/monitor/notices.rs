@@ -55,7 +55,8 @@ impl Since {
             self.timeout_told = true;
             notices.push(format!(
                 "lafuzz: inputs time out after {} ms, chosen from the seeds' run times as AFL++ \
-                 does (-t auto); one is saved as a hang when it also runs past {} ms alone",
+                 does (-t auto, the default; -t MS fixes it); one is saved as a hang when it also runs \
+                 past {} ms alone",
                 snap.exec_timeout_ms,
                 HANG_TIMEOUT.as_millis()
             ));

@@ -52,11 +52,11 @@ pub struct FuzzOptions {
     /// Dictionary in AFL/libFuzzer format (repeatable).
     #[arg(short = 'x', long = "dict", value_name = "FILE")]
     pub dicts: Vec<PathBuf>,
-    /// Per-input timeout in milliseconds; slower inputs are saved as hangs. `auto`: chosen
-    /// from the seeds' run times as AFL++ does (5x their average or the slowest, rounded up
-    /// to 20 ms, at most 1000), an input past it then saved as a hang only when it also runs
-    /// past 1000 ms alone (linked modes; 1000 in the standalone ones).
-    #[arg(short = 't', long = "timeout", value_name = "MS|auto", default_value = "1000", value_parser = parse_timeout)]
+    /// Per-input timeout in milliseconds; slower inputs are saved as hangs. `auto` (the
+    /// default): chosen from the seeds' run times as AFL++ does (5x their average or the
+    /// slowest, rounded up to 20 ms, at most 1000), an input past it then saved as a hang only
+    /// when it also runs past 1000 ms alone (linked modes; 1000 in the standalone ones).
+    #[arg(short = 't', long = "timeout", value_name = "MS|auto", default_value = "auto", value_parser = parse_timeout)]
     pub timeout: Timeout,
     /// Cores to fuzz on: `0-7`, `0,2,4` or `all`; one client per core, pinned to it (default:
     /// one client, on no fixed core).

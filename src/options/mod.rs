@@ -129,9 +129,9 @@ mod tests {
     use super::{fuzz::Timeout, *};
 
     #[test]
-    fn the_timeout_is_a_second_unless_given_or_chosen_from_the_seeds() {
+    fn the_timeout_is_chosen_from_the_seeds_unless_given() {
         let timeout = |args: &[&str]| fuzz_options(args).timeout;
-        assert_eq!(timeout(&[]), Timeout::Fixed(HANG_TIMEOUT));
+        assert_eq!(timeout(&[]), Timeout::FromSeeds);
         assert_eq!(
             timeout(&["-t", "20"]),
             Timeout::Fixed(Duration::from_millis(20))
