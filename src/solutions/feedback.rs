@@ -7,15 +7,6 @@ use std::{
     time::Instant,
 };
 
-use super::{
-    coverage::SolutionCoverage,
-    rerun_time::{confirmations_over_budget, CrashPaths, HangConfirmations, MAX_CRASH_PATHS},
-    Described, KnownSolutions, SolutionKind,
-};
-use crate::{
-    platform::output,
-    triage::{buckets, Describer, Rerun},
-};
 use libafl::{
     corpus::Testcase,
     executors::ExitKind,
@@ -29,6 +20,18 @@ use libafl_bolts::{
     current_time,
     tuples::{Handle, Handled, MatchName, MatchNameRef},
     Named,
+};
+
+use super::{
+    coverage::SolutionCoverage,
+    rerun_time::{
+        confirmations_over_budget, CrashPaths, HangConfirmations, RerunTime, MAX_CRASH_PATHS,
+    },
+    Described, KnownSolutions, SolutionKind,
+};
+use crate::{
+    platform::output,
+    triage::{buckets, Describer, Rerun},
 };
 
 /// The objective: a crash, hang, out-of-memory input or leak whose coverage is new among the
@@ -66,13 +69,15 @@ where
 }
 
 impl<C, O> NewSolutions<C, O> {
-    /// Runs `input` again alone to describe it.
-    fn describe(&self, input: &[u8]) -> Result<Rerun, Error> {
+    /// Runs `input` again alone to describe it, the time it takes counted in `time`.
+    fn describe(&self, input: &[u8], time: &mut RerunTime) -> Result<Rerun, Error> {
+        let started = Instant::now();
         let pending = buckets::dir(&self.out).join(format!(".describing-{}", std::process::id()));
         std::fs::create_dir_all(buckets::dir(&self.out))?;
         output::write_atomic(&pending, input)?;
         let rerun = self.describer.run(&pending);
         let _ = std::fs::remove_file(&pending);
+        time.record(started.elapsed());
         Ok(rerun)
     }
 
@@ -81,8 +86,12 @@ impl<C, O> NewSolutions<C, O> {
     /// coverage is merged first, so one slow path is run again once): `None` when it ran to
     /// its end (not a hang), else what it did: a hang, or what more time let it become (a
     /// crash, an input over the memory limit).
-    fn confirm_hang(&self, input: &[u8]) -> Result<Option<(SolutionKind, Rerun)>, Error> {
-        let rerun = self.describe(input)?;
+    fn confirm_hang(
+        &self,
+        input: &[u8],
+        time: &mut RerunTime,
+    ) -> Result<Option<(SolutionKind, Rerun)>, Error> {
+        let rerun = self.describe(input, time)?;
         if !rerun.failed {
             return Ok(None);
         }
@@ -123,13 +132,8 @@ impl<C, O> NewSolutions<C, O> {
         let rerun = match rerun {
             Some(rerun) => rerun,
             None => {
-                let started = Instant::now();
-                let rerun = self.describe(input)?;
-                state
-                    .metadata_or_insert_with(CrashPaths::default)
-                    .described
-                    .spent += started.elapsed();
-                rerun
+                let time = &mut state.metadata_or_insert_with(CrashPaths::default).described;
+                self.describe(input, time)?
             }
         };
         let described = Described {
@@ -188,6 +192,12 @@ where
         state
             .metadata_or_insert_with(KnownSolutions::default)
             .insert(&input.target_bytes());
+        // Over the budget an input that timed out is dropped before its map is read: its
+        // coverage stays unseen.
+        let confirms = kind == SolutionKind::Hang && self.confirms_hangs;
+        if confirms && confirmations_over_budget(state) {
+            return Ok(false);
+        }
         // The comparison-tracing executor runs without the coverage observer: a crash there
         // has no coverage to compare, and is new only if it is the first of its kind.
         let coverage: Vec<u8> = observers.get(&self.map).map_or_else(Vec::new, |observer| {
@@ -195,10 +205,6 @@ where
             (0..map.usable_count()).map(|i| map.get(i)).collect()
         });
         let path = libafl_bolts::hash_std(&coverage);
-        let confirms = kind == SolutionKind::Hang && self.confirms_hangs;
-        if confirms && confirmations_over_budget(state) {
-            return Ok(false);
-        }
         let seen = state.named_metadata_or_insert_with(
             kind.coverage_metadata_name(),
             SolutionCoverage::default,
@@ -206,13 +212,8 @@ where
         let new_coverage = seen.merge(coverage.into_iter().map(|hits| kind.novelty_entry(hits)));
         let mut rerun = None;
         if confirms && new_coverage {
-            let started = Instant::now();
-            let confirmed = self.confirm_hang(&input.target_bytes())?;
-            state
-                .metadata_or_insert_with(HangConfirmations::default)
-                .0
-                .spent += started.elapsed();
-            let Some((confirmed, again)) = confirmed else {
+            let time = &mut state.metadata_or_insert_with(HangConfirmations::default).0;
+            let Some((confirmed, again)) = self.confirm_hang(&input.target_bytes(), time)? else {
                 return Ok(false);
             };
             (kind, rerun) = (confirmed, Some(again));

@@ -11,11 +11,16 @@ use serde::{Deserialize, Serialize};
 /// client's running time), and whether the user was told it ran over.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(super) struct RerunTime {
-    pub(super) spent: Duration,
+    spent: Duration,
     warned: bool,
 }
 
 impl RerunTime {
+    /// Counts a rerun that took `took`.
+    pub(super) fn record(&mut self, took: Duration) {
+        self.spent += took;
+    }
+
     /// Whether the reruns took more than their share of `running`; the first time, `warning`.
     fn over_budget(&mut self, running: Duration, warning: &str) -> bool {
         let over = self.spent > DESCRIBE_BUDGET.0 + running.mul_f64(DESCRIBE_BUDGET.1);
@@ -52,8 +57,8 @@ impl CrashPaths {
 /// With `-t auto`, the time spent running timed-out inputs again under the hang timeout, each up
 /// to a second: within [`DESCRIBE_BUDGET`]. Past it, an input that times out is dropped
 /// unconfirmed, its coverage left unseen, so that a hang along it is confirmed once the budget
-/// allows. Oniguruma's backtracking gave 24 hangs new at 20 ms in a minute, and the minute half
-/// its executions.
+/// allows. Without it, Oniguruma's backtracking gave 24 new hangs in a minute at 20 ms, each
+/// confirmed for a second, and half the executions of `-t 1000`.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(super) struct HangConfirmations(pub(super) RerunTime);
 libafl_bolts::impl_serdeany!(HangConfirmations);
