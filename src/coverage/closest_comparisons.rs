@@ -154,11 +154,13 @@ where
     Ok(())
 }
 
-/// Whether entry `id` is one of the most recent leaders.
+/// Whether entry `id` is one of the most recent leaders. Asked on every pick: absent metadata
+/// is looked up as an `Option`, since `metadata()`'s error captures a backtrace each time.
 pub fn leads_recently<S: HasMetadata>(state: &S, id: CorpusId) -> bool {
     state
-        .metadata::<ComparisonLeaders>()
-        .is_ok_and(|leaders| leaders.recent.contains(&id))
+        .metadata_map()
+        .get::<ComparisonLeaders>()
+        .is_some_and(|leaders| leaders.recent.contains(&id))
 }
 
 #[cfg(test)]

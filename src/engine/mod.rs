@@ -70,11 +70,13 @@ pub const UNSTABLE_EDGES_STAT: &str = "unstable_edges";
 /// input interesting).
 fn report_cycles_and_unstable_edges(state: &mut State, mgr: &mut Mgr) -> Result<(), Error> {
     let unstable = state
-        .metadata::<UnstableEntriesMetadata>()
+        .metadata_map()
+        .get::<UnstableEntriesMetadata>()
         .map_or(0, |m| m.unstable_entries().len() as u64);
     user_stats::report_number(state, mgr, UNSTABLE_EDGES_STAT, unstable)?;
-    let Ok(cycles) = state
-        .metadata::<SchedulerMetadata>()
+    let Some(cycles) = state
+        .metadata_map()
+        .get::<SchedulerMetadata>()
         .map(SchedulerMetadata::queue_cycles)
     else {
         return Ok(());
