@@ -70,7 +70,8 @@ impl SeedRunTimes {
 pub fn choose(state: &State, fixed: Option<Duration>) -> Duration {
     fixed.unwrap_or_else(|| {
         state
-            .metadata::<SeedRunTimes>()
+            .metadata_map()
+            .get::<SeedRunTimes>()
             .map_or(HANG_TIMEOUT, SeedRunTimes::timeout)
     })
 }

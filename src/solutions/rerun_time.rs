@@ -7,7 +7,7 @@ use libafl::{state::HasStartTime, HasMetadata};
 use libafl_bolts::current_time;
 use serde::{Deserialize, Serialize};
 
-/// Time spent running findings again alone, kept within [`DESCRIBE_BUDGET`] (a share of the
+/// Time spent running findings again alone, kept within [`RERUN_BUDGET`] (a share of the
 /// client's running time), and whether the user was told it ran over.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(super) struct RerunTime {
@@ -23,7 +23,7 @@ impl RerunTime {
 
     /// Whether the reruns took more than their share of `running`; the first time, `warning`.
     fn over_budget(&mut self, running: Duration, warning: &str) -> bool {
-        let over = self.spent > DESCRIBE_BUDGET.0 + running.mul_f64(DESCRIBE_BUDGET.1);
+        let over = self.spent > RERUN_BUDGET.0 + running.mul_f64(RERUN_BUDGET.1);
         if over && !self.warned {
             self.warned = true;
             log::warn!("{warning}");
@@ -34,7 +34,7 @@ impl RerunTime {
 
 /// The bucket of each crash path (the hash of its coverage map) described in this client,
 /// and the time describing took. Every crash is described while that time stays within
-/// [`DESCRIBE_BUDGET`]: two bugs can share a path (a value, not a branch, decides which
+/// [`RERUN_BUDGET`]: two bugs can share a path (a value, not a branch, decides which
 /// fires). Past it, a crash along a known path is counted in that path's bucket unrun.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(super) struct CrashPaths {
@@ -55,7 +55,7 @@ impl CrashPaths {
 }
 
 /// With `-t auto`, the time spent running timed-out inputs again under the hang timeout, each up
-/// to a second: within [`DESCRIBE_BUDGET`]. Past it, an input that times out is dropped
+/// to a second: within [`RERUN_BUDGET`]. Past it, an input that times out is dropped
 /// unconfirmed, its coverage left unseen, so that a hang along it is confirmed once the budget
 /// allows. Without it, Oniguruma's backtracking gave 24 new hangs in a minute at 20 ms, each
 /// confirmed for a second, and half the executions of `-t 1000`.
@@ -79,7 +79,7 @@ pub(super) fn confirmations_over_budget<S: HasMetadata + HasStartTime>(state: &m
 
 /// Describing crashes (or confirming hangs) may take this long, plus this share of the
 /// client's running time.
-const DESCRIBE_BUDGET: (Duration, f64) = (Duration::from_secs(2), 0.05);
+const RERUN_BUDGET: (Duration, f64) = (Duration::from_secs(2), 0.05);
 
 /// Enough for the distinct crash paths of a long campaign; past it, each is described again.
 pub(super) const MAX_CRASH_PATHS: usize = 1 << 16;
