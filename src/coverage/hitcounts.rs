@@ -13,7 +13,7 @@ use std::{
 
 use libafl::{
     executors::ExitKind,
-    observers::{MapObserver, Observer},
+    observers::{ExplicitTracking, MapObserver, Observer},
     Error,
 };
 use libafl_bolts::{HasLen, Named, ToSlice, ToSliceMut, Truncate};
@@ -33,15 +33,35 @@ pub struct HitcountsObserver<M> {
     touched: Vec<u32>,
 }
 
+/// The hash of the path an execution took: of its bucketed map, equal for equal maps.
+pub trait PathHash {
+    fn path_hash(&self) -> u64;
+}
+
+impl<M> PathHash for HitcountsObserver<M>
+where
+    M: for<'a> ToSlice<'a, Entry = u8>,
+{
+    fn path_hash(&self) -> u64 {
+        self.hash
+            .unwrap_or_else(|| hash_non_zero(&self.base.to_slice()))
+    }
+}
+
+impl<T: PathHash, const INDEXES: bool, const NOVELTIES: bool> PathHash
+    for ExplicitTracking<T, INDEXES, NOVELTIES>
+{
+    fn path_hash(&self) -> u64 {
+        self.as_ref().path_hash()
+    }
+}
+
 impl<M> Hash for HitcountsObserver<M>
 where
     M: for<'a> ToSlice<'a, Entry = u8>,
 {
     fn hash<H: Hasher>(&self, hasher: &mut H) {
-        hasher.write_u64(
-            self.hash
-                .unwrap_or_else(|| hash_non_zero(&self.base.to_slice())),
-        );
+        hasher.write_u64(self.path_hash());
     }
 }
 
