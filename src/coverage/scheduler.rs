@@ -75,8 +75,9 @@ where
 
     /// As LibAFL's `on_evaluation_metadata_default` (counts how often the execution's path
     /// ran, for the power schedule), with the hash the map observer made when it bucketed the
-    /// map. LibAFL's hashes that hash again with a fresh XXH3 state, after every execution: 4%
-    /// of the time on a harness that returns at once.
+    /// map. LibAFL's hashes that hash again with a fresh XXH3 state after every execution: on a
+    /// harness that returns at once, XXH3 and LibAFL's function took 4.7% of the time, this
+    /// takes 3.1% (mostly the metadata lookup both do).
     fn on_evaluation<OT: MatchName>(
         &mut self,
         state: &mut S,
