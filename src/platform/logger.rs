@@ -1,6 +1,11 @@
 //! The `log` crate's messages on stderr, one line each: ours from warnings up (`lafuzz:
 //! warning: ...`), LibAFL's and other crates' errors only (their warnings are about their own
 //! workings, not the user's campaign). Without a logger, `log::warn!` prints nothing.
+//!
+//! LLMP's listener logs an error and goes on when one connection's handshake fails: that
+//! happens when a client dies while it connects, which the supervisor reports in its own words
+//! (and stops the campaign for, if it repeats). Those lines are dropped, so the one error a user
+//! sees is ours.
 
 use log::{Level, LevelFilter, Log, Metadata, Record};
 
@@ -15,7 +20,7 @@ impl Log for StderrLogger {
     }
 
     fn log(&self, record: &Record) {
-        if self.enabled(record.metadata()) {
+        if self.enabled(record.metadata()) && !is_recovered_handshake(record) {
             let level = match record.level() {
                 Level::Error => "error",
                 _ => "warning",
@@ -25,6 +30,23 @@ impl Log for StderrLogger {
     }
 
     fn flush(&self) {}
+}
+
+/// The openings of `ll_mp`'s listener errors after which it `continue`s with the next
+/// connection (ll_mp 0.16.1, `LlmpBroker::launch_tcp_listener`).
+const RECOVERED_HANDSHAKE: [&str; 3] = [
+    "Error sending initial hello",
+    "Error receving from tcp",
+    "Could not deserialize tcp message",
+];
+
+fn is_recovered_handshake(record: &Record) -> bool {
+    record.target().starts_with("ll_mp") && {
+        let text = record.args().to_string();
+        RECOVERED_HANDSHAKE
+            .iter()
+            .any(|opening| text.starts_with(opening))
+    }
 }
 
 /// Installs the logger once per process (later calls keep the first).
@@ -47,5 +69,24 @@ mod tests {
         assert!(!enabled("lafuzz::engine", Level::Info));
         assert!(!enabled("libafl::stages", Level::Warn));
         assert!(enabled("libafl_bolts::llmp", Level::Error));
+    }
+
+    #[test]
+    fn only_llmp_handshake_errors_it_recovers_from_are_dropped() {
+        let dropped = |target: &str, text: std::fmt::Arguments| {
+            is_recovered_handshake(&Record::builder().target(target).args(text).build())
+        };
+        assert!(dropped(
+            "ll_mp",
+            format_args!("Error receving from tcp: {}", 104)
+        ));
+        assert!(!dropped(
+            "ll_mp",
+            format_args!("Fatal accept error on listener")
+        ));
+        assert!(!dropped(
+            "lafuzz::campaign",
+            format_args!("Error receving from tcp")
+        ));
     }
 }
