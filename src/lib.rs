@@ -33,7 +33,7 @@ mod libfuzzer;
 mod minimize;
 mod modes;
 mod monitor;
-mod mutators;
+pub mod mutators;
 mod options;
 pub mod platform;
 mod replay;

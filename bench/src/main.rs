@@ -16,6 +16,7 @@ mod flavor;
 mod fuzzer_output;
 mod fuzzers;
 mod goals;
+mod mutation_costs;
 mod parse;
 mod paths;
 mod plot;
@@ -99,6 +100,10 @@ struct Options {
     /// its oracle in every build; fuzz nothing.
     #[arg(long)]
     check_bugs: bool,
+    /// Print what each of havoc's mutations costs, and havoc's stacks per execution (ns, on
+    /// libpng's seeds); fuzz nothing.
+    #[arg(long)]
+    mutation_costs: bool,
     /// List the targets and the fuzzers and exit.
     #[arg(long)]
     list: bool,
@@ -141,6 +146,9 @@ fn run(opts: Options) -> Result<(), String> {
         let bugs: Vec<&str> = BUGS.iter().map(|b| b.id).collect();
         println!("bugs: {}", bugs.join(","));
         return Ok(());
+    }
+    if opts.mutation_costs {
+        return mutation_costs::print(&paths.root.join("corpus/libpng"));
     }
     if opts.check_bugs {
         return bugs::check(&paths, fuzzers::afl_available());

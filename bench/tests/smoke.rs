@@ -73,3 +73,29 @@ fn every_target_builds_and_fuzzes_with_every_fuzzer() {
     }
     fs::remove_dir_all(&out).unwrap();
 }
+
+#[test]
+fn mutation_costs_name_every_havoc_mutation_and_the_stacks_per_execution() {
+    let out = Command::new(env!("CARGO_BIN_EXE_lafuzz-bench"))
+        .arg("--mutation-costs")
+        .current_dir(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(".."))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8(out.stdout).unwrap();
+    // One line per mutation: its name and a cost in ns.
+    let costs: Vec<f64> = text
+        .lines()
+        .filter_map(|l| {
+            let (name, ns) = l.trim().rsplit_once(' ')?;
+            name.trim_end()
+                .ends_with("Mutator")
+                .then(|| ns.parse().unwrap())
+        })
+        .collect();
+    // LibAFL's havoc (25 without crossover, 2 crossovers) and the two token mutations.
+    let tokens = text.matches("  Token").count();
+    assert_eq!((costs.len(), tokens), (27, 2), "{text}");
+    assert!(costs.iter().all(|ns| ns.is_finite()), "{text}");
+    assert!(text.contains("ns per execution"), "{text}");
+}
