@@ -21,9 +21,6 @@ use libafl_bolts::{
 /// Calls per measurement: about a second in all.
 const CALLS: u32 = 1_000_000;
 
-/// The stacks' mean size on binary inputs: 2, 4, ... 32, each as likely.
-const MEAN_STACK: f64 = (2 + 4 + 8 + 16 + 32) as f64 / 5.0;
-
 /// ns per call of `step` on `input` reset to `entry` first (as the havoc stage resets its
 /// buffer), less `minus`.
 fn ns_per_call(
@@ -56,17 +53,19 @@ pub fn print(seeds: &Path) -> Result<(), String> {
         .filter_map(|f| f.ok().map(|f| f.path()))
         .collect();
     files.sort();
+    let mut entry = None;
     for file in &files {
         let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        entry.get_or_insert_with(|| bytes.clone());
         let testcase = Testcase::new(BytesInput::new(bytes));
         state
             .corpus_mut()
             .add(testcase)
             .map_err(|e| e.to_string())?;
     }
-    let first = state.corpus().first().ok_or("no seeds")?;
-    *state.corpus_mut().current_mut() = Some(first);
-    let entry = std::fs::read(&files[0]).map_err(|e| e.to_string())?;
+    // The first seed is the entry mutated (crossovers take the others).
+    let entry = entry.ok_or("no seeds")?;
+    *state.corpus_mut().current_mut() = state.corpus().first();
     let mut input = BytesInput::new(entry.clone());
 
     let reset = ns_per_call(&entry, &mut input, 0.0, |_| {});
@@ -98,13 +97,17 @@ pub fn print(seeds: &Path) -> Result<(), String> {
     println!("  one picked at random per call: {random:.1}");
 
     let mut havoc = StackedMutations::new(havoc_mutations().merge(tokens_mutations()), false);
+    let sizes: Vec<u64> = havoc.stack_sizes().collect();
+    let mean_stack = sizes.iter().sum::<u64>() as f64 / sizes.len() as f64;
     let stage = ns_per_call(&entry, &mut input, reset, |input| {
         let _ = havoc.mutate(&mut state, input);
     });
     println!(
-        "  the havoc stage's stacks (2 to 32, {MEAN_STACK} on average): {stage:.0} ns per \
+        "  the havoc stage's stacks ({} to {}, {mean_stack} on average): {stage:.0} ns per \
          execution, {:.1} per mutation",
-        stage / MEAN_STACK
+        sizes[0],
+        sizes[sizes.len() - 1],
+        stage / mean_stack
     );
     Ok(())
 }

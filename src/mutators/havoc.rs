@@ -127,6 +127,11 @@ impl<MT> StackedMutations<MT> {
             max_stack_pow,
         }
     }
+
+    /// The stack sizes it picks from, each as likely (for the bench's `--mutation-costs`).
+    pub fn stack_sizes(&self) -> impl Iterator<Item = u64> {
+        (self.min_stack_pow..=self.max_stack_pow).map(|pow| 1u64 << pow)
+    }
 }
 
 impl<I, S, MT> Mutator<I, S> for StackedMutations<MT>
