@@ -19,7 +19,8 @@ use libafl_bolts::{current_nanos, rands::StdRand, tuples::tuple_list};
 use crate::{
     config::FuzzConfig,
     coverage::{
-        closest_comparisons::RecordClosest, novelty::NewCoverageFeedback, scheduler::CullOnChange,
+        closest_comparisons::RecordClosest, novelty::NewCoverageFeedback, path_frequencies,
+        scheduler::CullOnChange,
     },
     engine::{saved_state, Client},
     modes::ExecutionMode,
@@ -66,7 +67,10 @@ pub fn run(
     let mut objective = NewSolutions::new(&edges, describer, confirms_hangs, &config.output);
 
     let mut state = match state {
-        Some(state) => state,
+        Some(mut state) => {
+            path_frequencies::expand(&mut state);
+            state
+        }
         None => {
             let queue_dir = output::client_queue_dir(&config.output, client.id());
             let mut state = StdState::new(

@@ -2,7 +2,8 @@
 //! The hit-count observer over the coverage map (`hitcounts.rs`, with AFL's buckets in
 //! `buckets.rs`), the feedback that decides what is new (`novelty.rs`), and the scheduler
 //! (`scheduler.rs`, weighting entries by `corpus_weight.rs`, and favouring value profile's
-//! closest entries by `closest_comparisons.rs`).
+//! closest entries by `closest_comparisons.rs`; its path frequencies cross a client's restart
+//! compacted by `path_frequencies.rs`).
 //!
 //! Uses only LibAFL: nothing here knows of modes, targets or the campaign.
 
@@ -11,4 +12,5 @@ pub mod closest_comparisons;
 pub mod corpus_weight;
 pub mod hitcounts;
 pub mod novelty;
+pub mod path_frequencies;
 pub mod scheduler;

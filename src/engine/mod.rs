@@ -30,6 +30,7 @@ use self::exec_timeout::TimedSeedRuns;
 use crate::{
     cmplog::learned_tokens,
     config::FuzzConfig,
+    coverage::path_frequencies,
     platform::{output::collect_files, user_stats},
     solutions,
     target::leaks,
@@ -222,6 +223,7 @@ where
             || leaks::time_to_replace_process()
         {
             // The restarting manager starts a fresh process with the state saved here.
+            path_frequencies::compact(state);
             mgr.on_restart(state)?;
             std::process::exit(0);
         }

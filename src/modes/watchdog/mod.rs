@@ -33,7 +33,10 @@ use libafl_bolts::{
     tuples::RefIndexable,
 };
 
-use crate::types::{ClientFuzzer, Mgr, State};
+use crate::{
+    coverage::path_frequencies,
+    types::{ClientFuzzer, Mgr, State},
+};
 
 /// How an in-process executor runs one input.
 pub type HarnessFn = fn(&BytesInput) -> ExitKind;
@@ -164,7 +167,7 @@ unsafe fn on_timeout(
         return;
     }
     // SAFETY: LibAFL's handler, called as LibAFL calls it.
-    unsafe { libafl(&LIBAFL_TIMEOUT_HANDLER)(signal, info, context, data) }
+    unsafe { saving_compactly(&LIBAFL_TIMEOUT_HANDLER, signal, info, context, data) }
 }
 
 /// The LibAFL handler kept in `slot`.
@@ -198,7 +201,36 @@ unsafe fn on_crash(
         return;
     }
     // SAFETY: LibAFL's handler, called as LibAFL calls it.
-    unsafe { libafl(&LIBAFL_CRASH_HANDLER)(signal, info, context, data) }
+    unsafe { saving_compactly(&LIBAFL_CRASH_HANDLER, signal, info, context, data) }
+}
+
+/// Calls the LibAFL handler in `slot`, which saves the state and exits, with the power
+/// schedule's metadata compacted for the save (see `coverage/path_frequencies.rs`); back in
+/// full if the handler returns instead.
+///
+/// # Safety
+/// As [`on_timeout`]: `data` is LibAFL's global handler data, its state pointer null or the
+/// fuzzing thread's [`State`], which nothing else uses while the handler runs.
+unsafe fn saving_compactly(
+    slot: &AtomicPtr<c_void>,
+    signal: Signal,
+    info: &mut libc::siginfo_t,
+    context: Option<&mut ucontext_t>,
+    data: *mut InProcessExecutorHandlerData,
+) {
+    // SAFETY: see the function's contract; each borrow ends before the next is made.
+    let state = || unsafe {
+        data.as_ref()
+            .and_then(|d| d.state_ptr.cast::<State>().as_mut())
+    };
+    if let Some(state) = state() {
+        path_frequencies::compact(state);
+    }
+    // SAFETY: LibAFL's handler, called as LibAFL calls it.
+    unsafe { libafl(slot)(signal, info, context, data) };
+    if let Some(state) = state() {
+        path_frequencies::expand(state);
+    }
 }
 
 /// Another in-process executor (the in-process comparison tracer, with its own exact timer)
