@@ -138,7 +138,7 @@ pub struct LearnedTokens {
 }
 libafl_bolts::impl_serdeany!(LearnedTokens);
 
-/// After the tracing stage: the comparison operands that are not in the input become tokens
+/// After an entry's first tracing run: the comparison operands that are not in the input become tokens
 /// for the token mutators; the count is reported as `cmplog_tokens`.
 #[derive(Debug, Default)]
 pub struct LearnTokensStage;
@@ -155,11 +155,15 @@ where
         state: &mut S,
         manager: &mut EM,
     ) -> Result<(), Error> {
-        // A full dictionary learns nothing: no need to look at the trace.
-        if state
-            .metadata_map()
-            .get::<Tokens>()
-            .is_some_and(|tokens| tokens.len() >= MAX_LEARNED_TOKENS)
+        // A full dictionary learns nothing: no need to look at the trace. Nor does a trace of
+        // an entry traced before, which logs the same comparisons: in 30 s, 21,930 such
+        // traces on zstd, 33,167 on libpng, 4,091 on zlib and 725 on harfbuzz learned no
+        // token (their first traces learned 92-3,640), and looking took zstd 2% of its time.
+        if state.current_testcase()?.scheduled_count() > 0
+            || state
+                .metadata_map()
+                .get::<Tokens>()
+                .is_some_and(|tokens| tokens.len() >= MAX_LEARNED_TOKENS)
         {
             return Ok(());
         }

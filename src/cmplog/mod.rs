@@ -27,7 +27,7 @@ use libafl_bolts::shmem::ShMemProvider;
 use libafl_targets::{cmps::CmpLogMap, CmpLogObserver, CMPLOG_MAP_PTR};
 
 use comparison_log::ComparisonLog;
-use i2s::I2SReplace;
+use i2s::{I2SReplace, SkipRepeats};
 
 use crate::{
     mutators::only_ascii::OnlyAscii,
@@ -60,16 +60,24 @@ pub fn i2s_stage<E>(
 where
     E: Executor<Mgr, BytesInput, State, ClientFuzzer> + HasObservers<Observers = Observers>,
 {
-    I2SStage(StdMutationalStage::new(OnlyAscii::new(
+    I2SStage(StdMutationalStage::new(SkipRepeats::new(OnlyAscii::new(
         I2SReplace::default(),
         only_ascii,
-    )))
+    ))))
 }
 
-/// LibAFL's mutational stage with [`I2SReplace`], which forgets what it knew of the last base
-/// input and comparisons before each run.
+/// LibAFL's mutational stage with [`I2SReplace`] (each input run once, [`SkipRepeats`]), which
+/// forgets what it knew of the last base input, comparisons and inputs before each run.
 struct I2SStage<E>(
-    StdMutationalStage<E, Mgr, BytesInput, BytesInput, OnlyAscii<I2SReplace>, State, ClientFuzzer>,
+    StdMutationalStage<
+        E,
+        Mgr,
+        BytesInput,
+        BytesInput,
+        SkipRepeats<OnlyAscii<I2SReplace>>,
+        State,
+        ClientFuzzer,
+    >,
 );
 
 impl<E> Stage<E, Mgr, State, ClientFuzzer> for I2SStage<E>
@@ -83,7 +91,9 @@ where
         state: &mut State,
         manager: &mut Mgr,
     ) -> Result<(), Error> {
-        self.0.mutator_mut().inner_mut().forget();
+        let mutator = self.0.mutator_mut();
+        mutator.forget();
+        mutator.inner_mut().inner_mut().forget();
         self.0.perform(fuzzer, executor, state, manager)
     }
 }

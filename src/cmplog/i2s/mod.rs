@@ -24,10 +24,12 @@ use libafl::{
 use libafl_bolts::{rands::Rand, Named};
 
 mod compared;
+mod repeats;
 #[cfg(test)]
 mod tests;
 
 use compared::Compared;
+pub use repeats::SkipRepeats;
 
 /// Replacements stack 2^1 ... 2^this per input, as LibAFL's `HavocScheduledMutator` stacks
 /// `I2SRandReplace`: shallower stacks cost harfbuzz 6% of its edges (2-8 instead of 2-128,
