@@ -138,8 +138,8 @@ pub struct LearnedTokens {
 }
 libafl_bolts::impl_serdeany!(LearnedTokens);
 
-/// After an entry's first tracing run: the comparison operands that are not in the input become tokens
-/// for the token mutators; the count is reported as `cmplog_tokens`.
+/// After an entry's first tracing run: the comparison operands that are not in the input
+/// become tokens for the token mutators; the count is reported as `cmplog_tokens`.
 #[derive(Debug, Default)]
 pub struct LearnTokensStage;
 
