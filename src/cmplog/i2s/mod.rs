@@ -2,8 +2,9 @@
 //! in the input from a random offset on, and the first place found gets the other operand.
 //!
 //! The same choices as LibAFL's `I2SRandReplace` stacked by its `HavocScheduledMutator`, drawn
-//! from the random stream in the same order, so campaigns behave the same (a test compares
-//! whole stages with plain scans stacked by LibAFL). What differs is the cost: for a logged
+//! from the random stream in the same order, so stacks make the same inputs (a test compares
+//! whole stages with plain scans stacked by LibAFL; the stage then runs each distinct input
+//! once, [`SkipRepeats`]). What differs is the cost: for a logged
 //! memory comparison, LibAFL compares every prefix of each operand at every position (up to
 //! 64 slice comparisons per byte of input, each a `bcmp` call through the comparison
 //! interceptors), and for a logged integer comparison it tests four values at every position;
