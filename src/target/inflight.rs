@@ -15,11 +15,16 @@ const CAPACITY: usize = 1 << 20;
 /// `len` while no input runs (or while one is being copied in).
 const EMPTY: usize = usize::MAX;
 
+/// The bytes first, at the start of a page. Behind the length they began 8 bytes into a page,
+/// and an input whose bytes began a page was copied 30 times slower (1.7 µs for 5.6 KB, 55 ns
+/// otherwise: each store 8 bytes past a load 4 KiB apart, which the processor takes for an
+/// alias); on harfbuzz this copy took 7.3% of the samples, 0.5% once aligned.
 #[repr(C)]
 struct Slot {
-    len: AtomicUsize,
     bytes: [u8; CAPACITY],
+    len: AtomicUsize,
 }
+const _: () = assert!(std::mem::offset_of!(Slot, bytes) == 0);
 
 /// The slot this process writes to, when its parent gave it one.
 static INSTALLED: AtomicPtr<Slot> = AtomicPtr::new(std::ptr::null_mut());
