@@ -15,7 +15,7 @@ use libafl::{
 };
 use libafl_bolts::ToSlice;
 
-use crate::platform::user_stats;
+use crate::{cmplog::window_search::FoundIntegers, platform::user_stats};
 
 /// The user statistic (and `fuzzer_stats` key) counting tokens learned from comparisons.
 pub const LEARNED_TOKENS_STAT: &str = "cmplog_tokens";
@@ -23,62 +23,44 @@ pub const LEARNED_TOKENS_STAT: &str = "cmplog_tokens";
 /// At most this many learned tokens are kept: enough for a parser's keywords and magic values.
 const MAX_LEARNED_TOKENS: usize = 4096;
 
-/// Which operands occur in one input. Integers by binary search in the input's windows of
-/// their size, sorted once; byte strings by a SIMD substring search per distinct string,
-/// remembered, since a trace logs the same operands over and over. (Scanning the whole input
-/// window by window for every logged comparison took most of a comparison-heavy target's
-/// time: on a font-shaping harness with 22 KB inputs, 0.1x the speed of the build without
-/// comparison logging.)
+/// Which operands occur in one input. Integers by one pass over the input's windows of their
+/// size, looking each up among the trace's operands ([`FoundIntegers`]); byte strings by a
+/// SIMD substring search per distinct string, remembered, since a trace logs the same operands
+/// over and over. (Scanning the whole input window by window for every logged comparison took
+/// most of a comparison-heavy target's time: on a font-shaping harness with 22 KB inputs, 0.1x
+/// the speed of the build without comparison logging.)
 struct InputSearch<'a> {
     input: &'a [u8],
-    words: Option<Vec<u32>>,
-    double_words: Option<Vec<u64>>,
+    words: FoundIntegers<u32>,
+    double_words: FoundIntegers<u64>,
     known: HashMap<Vec<u8>, bool>,
 }
 
-/// Whether `input` has an `N`-byte window whose integer (`value_of`, native byte order) is
-/// `value`, by binary search in `sorted`: the input's windows, sorted on first use.
-fn has_window<const N: usize, T: Ord>(
-    sorted: &mut Option<Vec<T>>,
-    input: &[u8],
-    value_of: fn([u8; N]) -> T,
-    value: T,
-) -> bool {
-    sorted
-        .get_or_insert_with(|| {
-            let mut windows: Vec<T> = input
-                .windows(N)
-                .map(|w| value_of(w.try_into().expect("N bytes")))
-                .collect();
-            windows.sort_unstable();
-            windows.dedup();
-            windows
-        })
-        .binary_search(&value)
-        .is_ok()
-}
-
 impl<'a> InputSearch<'a> {
-    fn new(input: &'a [u8]) -> Self {
+    /// The search of `input` for the operands of `cmps`.
+    fn new(input: &'a [u8], cmps: &[CmpValues]) -> Self {
+        let (mut words, mut double_words) = (Vec::new(), Vec::new());
+        for cmp in cmps {
+            match cmp {
+                CmpValues::U32((a, b, false)) => words.extend([a.to_le(), b.to_le()]),
+                CmpValues::U64((a, b, false)) => double_words.extend([a.to_le(), b.to_le()]),
+                _ => {}
+            }
+        }
         Self {
             input,
-            words: None,
-            double_words: None,
+            words: FoundIntegers::new(input, words, u32::from_ne_bytes),
+            double_words: FoundIntegers::new(input, double_words, u64::from_ne_bytes),
             known: HashMap::new(),
         }
     }
 
-    fn contains_u32(&mut self, value: u32) -> bool {
-        has_window(&mut self.words, self.input, u32::from_ne_bytes, value)
+    fn contains_u32(&self, value: u32) -> bool {
+        self.words.contains(value)
     }
 
-    fn contains_u64(&mut self, value: u64) -> bool {
-        has_window(
-            &mut self.double_words,
-            self.input,
-            u64::from_ne_bytes,
-            value,
-        )
+    fn contains_u64(&self, value: u64) -> bool {
+        self.double_words.contains(value)
     }
 
     fn contains(&mut self, bytes: &[u8]) -> bool {
@@ -169,13 +151,14 @@ where
         }
         let input = state.current_input_cloned()?;
         let input = input.target_bytes();
-        let mut search = InputSearch::new(&input);
         let found: Vec<Vec<u8>> = match state.metadata_map().get::<CmpValuesMetadata>() {
-            Some(cmps) => cmps
-                .list
-                .iter()
-                .filter_map(|c| token_of(c, &mut search))
-                .collect(),
+            Some(cmps) => {
+                let mut search = InputSearch::new(&input, &cmps.list);
+                cmps.list
+                    .iter()
+                    .filter_map(|c| token_of(c, &mut search))
+                    .collect()
+            }
             None => return Ok(()),
         };
         let tokens = state.metadata_or_insert_with(Tokens::new);
@@ -232,39 +215,50 @@ mod tests {
         CmplogBytes::from_buf_and_len(buf, b.len() as u8)
     }
 
+    /// The token `cmp` teaches in a trace of `input` that logged `cmp` and `others`.
+    fn token(cmp: &CmpValues, others: &[CmpValues]) -> Option<Vec<u8>> {
+        let mut cmps = others.to_vec();
+        cmps.push(cmp.clone());
+        token_of(cmp, &mut InputSearch::new(b"hello WORLD", &cmps))
+    }
+
     #[test]
     fn constants_become_tokens_and_input_bytes_do_not() {
-        let mut input = InputSearch::new(b"hello WORLD");
-        let input = &mut input;
         let cmp = CmpValues::Bytes((bytes(b"WORLD"), bytes(b"MAGIC")));
-        assert_eq!(token_of(&cmp, input), Some(b"MAGIC".to_vec()));
+        assert_eq!(token(&cmp, &[]), Some(b"MAGIC".to_vec()));
         let cmp = CmpValues::U32((0xdead_beef, 0x4c52_4f57, true));
         assert_eq!(
-            token_of(&cmp, input),
+            token(&cmp, &[]),
             Some(0xdead_beef_u32.to_le_bytes().to_vec())
         );
-        // Integers: the side not in the input (little-endian, as the target reads it).
+        // Integers: the side not in the input (little-endian, as the target reads it), also
+        // among other operands (one sharing its filter bit with an input's window).
         let worl = u32::from_le_bytes(*b"WORL");
-        let cmp = CmpValues::U32((worl, 0x1234_5678, false));
-        assert_eq!(token_of(&cmp, input), Some(b"\x78\x56\x34\x12".to_vec()));
-        let cmp = CmpValues::U32((0x1234_5678, worl, false));
-        assert_eq!(token_of(&cmp, input), Some(b"\x78\x56\x34\x12".to_vec()));
+        let others: Vec<CmpValues> = (0..5000_u32)
+            .map(|n| CmpValues::U32((n.wrapping_mul(0x0101_0101), n ^ 0x5a5a_0000, false)))
+            .collect();
+        for others in [&[][..], &others] {
+            let cmp = CmpValues::U32((worl, 0x1234_5678, false));
+            assert_eq!(token(&cmp, others), Some(b"\x78\x56\x34\x12".to_vec()));
+            let cmp = CmpValues::U32((0x1234_5678, worl, false));
+            assert_eq!(token(&cmp, others), Some(b"\x78\x56\x34\x12".to_vec()));
+        }
         let lo_world = u64::from_le_bytes(*b"lo WORLD");
         let cmp = CmpValues::U64((0x0102_0304_0506_0708, lo_world, false));
         assert_eq!(
-            token_of(&cmp, input),
+            token(&cmp, &[]),
             Some(0x0102_0304_0506_0708_u64.to_le_bytes().to_vec())
         );
         // Both sides in the input: nothing to learn.
         let cmp = CmpValues::U32((worl, u32::from_le_bytes(*b"hell"), false));
-        assert_eq!(token_of(&cmp, input), None);
+        assert_eq!(token(&cmp, &[]), None);
         // Neither side in the input: cannot tell which is the constant.
         let cmp = CmpValues::Bytes((bytes(b"AAAB"), bytes(b"CCCD")));
-        assert_eq!(token_of(&cmp, input), None);
+        assert_eq!(token(&cmp, &[]), None);
         let cmp = CmpValues::U64((1, 2, false));
-        assert_eq!(token_of(&cmp, input), None);
+        assert_eq!(token(&cmp, &[]), None);
         // Zeros teach nothing.
         let cmp = CmpValues::U64((0, 7, true));
-        assert_eq!(token_of(&cmp, input), None);
+        assert_eq!(token(&cmp, &[]), None);
     }
 }

@@ -1,5 +1,7 @@
-//! Where one of a few short byte strings of one length first occurs in an input: the search
-//! input-to-state replacement ([`crate::cmplog::i2s`]) runs for every integer operand it tries.
+//! Searches of an input's windows: where one of a few short byte strings of one length first
+//! occurs (run by input-to-state replacement, [`crate::cmplog::i2s`], for every integer operand
+//! it tries), and which of a trace's integer operands occur at all (run by
+//! [`crate::cmplog::learned_tokens`] once per trace).
 
 /// The first position of `hay` where an `N`-byte window equals one of `needles` (one to four),
 /// and the first needle that does there. One pass for all needles: separate SIMD substring
@@ -104,4 +106,85 @@ unsafe fn candidate_mask(
         any = _mm256_or_si256(any, all);
     }
     _mm256_movemask_epi8(any) as u32
+}
+
+/// The integer operands of a trace that are windows of the input. The windows are checked
+/// against a filter of the operands (a bit per hash), so nearly every window costs one load.
+/// Sorting the windows instead, for a binary search per operand, took 2.6% of a font-shaping
+/// harness's samples in a 15 s profile (22 KB inputs), 0.9% in a 20 s one, where this pass
+/// took 0.27%.
+pub struct FoundIntegers<T> {
+    found: Vec<T>,
+}
+
+/// Bits in the operand filter: a trace's few thousand operands leave most of them clear.
+const FILTER_BITS: usize = 1 << 16;
+
+fn filter_bit(value: u64) -> usize {
+    // Fibonacci hashing: the top 16 bits of the product.
+    (value.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 48) as usize
+}
+
+impl<T: Copy + Ord + Into<u64>> FoundIntegers<T> {
+    /// Which of `operands` the input has as an `N`-byte window (`value_of`: native byte order).
+    pub fn new<const N: usize>(
+        input: &[u8],
+        mut operands: Vec<T>,
+        value_of: fn([u8; N]) -> T,
+    ) -> Self {
+        let mut found = Vec::new();
+        if !operands.is_empty() {
+            operands.sort_unstable();
+            operands.dedup();
+            let mut filter = vec![0_u64; FILTER_BITS / 64];
+            for &operand in &operands {
+                let bit = filter_bit(operand.into());
+                filter[bit / 64] |= 1 << (bit % 64);
+            }
+            for window in input.windows(N) {
+                let value = value_of(window.try_into().expect("N bytes"));
+                let bit = filter_bit(value.into());
+                if filter[bit / 64] & (1 << (bit % 64)) != 0
+                    && operands.binary_search(&value).is_ok()
+                {
+                    found.push(value);
+                }
+            }
+            found.sort_unstable();
+            found.dedup();
+        }
+        Self { found }
+    }
+
+    pub fn contains(&self, value: T) -> bool {
+        self.found.binary_search(&value).is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::FoundIntegers;
+
+    #[test]
+    fn every_window_of_the_input_is_found_among_many_operands() {
+        let input: Vec<u8> = (0..3000_u32)
+            .flat_map(|n| n.wrapping_mul(2_654_435_761).to_le_bytes())
+            .collect();
+        let windows: Vec<u32> = input
+            .windows(4)
+            .map(|w| u32::from_ne_bytes(w.try_into().unwrap()))
+            .collect();
+        let mut sorted = windows.clone();
+        sorted.sort_unstable();
+        // Every window, and as many values that are not windows.
+        let absent: Vec<u32> = (0..12_000_u32)
+            .map(|n| n.wrapping_mul(40_503) ^ 0x8000_0001)
+            .filter(|v| sorted.binary_search(v).is_err())
+            .collect();
+        let mut operands = windows.clone();
+        operands.extend(&absent);
+        let found = FoundIntegers::new(&input, operands, u32::from_ne_bytes);
+        assert!(windows.iter().all(|&w| found.contains(w)));
+        assert!(absent.iter().all(|&v| !found.contains(v)));
+    }
 }
