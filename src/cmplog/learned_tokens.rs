@@ -215,7 +215,7 @@ mod tests {
         CmplogBytes::from_buf_and_len(buf, b.len() as u8)
     }
 
-    /// The token `cmp` teaches in a trace of `input` that logged `cmp` and `others`.
+    /// The token `cmp` teaches in a trace of `hello WORLD` that logged `cmp` and `others`.
     fn token(cmp: &CmpValues, others: &[CmpValues]) -> Option<Vec<u8>> {
         let mut cmps = others.to_vec();
         cmps.push(cmp.clone());
@@ -232,7 +232,7 @@ mod tests {
             Some(0xdead_beef_u32.to_le_bytes().to_vec())
         );
         // Integers: the side not in the input (little-endian, as the target reads it), also
-        // among other operands (one sharing its filter bit with an input's window).
+        // among 10,000 other operands.
         let worl = u32::from_le_bytes(*b"WORL");
         let others: Vec<CmpValues> = (0..5000_u32)
             .map(|n| CmpValues::U32((n.wrapping_mul(0x0101_0101), n ^ 0x5a5a_0000, false)))
