@@ -195,7 +195,7 @@ where
         // Over the budget an input that timed out is dropped before its map is read: its
         // coverage stays unseen.
         let confirms = kind == SolutionKind::Hang && self.confirms_hangs;
-        if confirms && confirmations_over_budget(state) {
+        if confirms && confirmations_over_budget(state, self.describer.timeout()) {
             return Ok(false);
         }
         // The comparison-tracing executor runs without the coverage observer: a crash there

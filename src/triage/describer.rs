@@ -60,6 +60,11 @@ impl Describer {
         }
     }
 
+    /// How long an input may run before it is a hang.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
     /// Runs `input` (a saved file) and describes what it did.
     pub fn run(&self, input: &Path) -> Rerun {
         match &self.how {
