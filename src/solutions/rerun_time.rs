@@ -73,7 +73,7 @@ impl CrashPaths {
 /// allows. Without it, Oniguruma's backtracking gave 24 new hangs in a minute at 20 ms, each
 /// confirmed for a second, and half the executions of `-t 1000`. With the fixed part, the hangs
 /// of stb_image's first seconds stopped the search for 1.3 s each, when it finds most: its bug
-/// STB-2 took 4.4 s (median of 6 trials), 0.6 s without.
+/// STB-2 took 5.4 s (median of 6 trials), 0.6 s without.
 #[derive(Debug, Default, Serialize, Deserialize)]
 pub(super) struct HangConfirmations(pub(super) RerunTime);
 libafl_bolts::impl_serdeany!(HangConfirmations);
