@@ -32,6 +32,7 @@ use crate::{
     platform::{affinity::CpuSet, output, shmem::SelfCleaningShMemProvider},
     solutions,
     target::{harness, inflight::InFlight, memory},
+    triage,
     types::{Mgr, SharedMemory, State},
 };
 
@@ -74,6 +75,8 @@ pub fn client_manager(
             let _ = desc.core_id().set_affinity();
         }
     }
+    // Its clients describe their findings with it: it outlives each of them.
+    triage::symbolize::start_shared();
     let staterestorer = StateRestorer::new(shmem.new_shmem(STATE_SIZE)?);
     let in_flight = InFlight::new()?;
     block_sigchld(true)?;

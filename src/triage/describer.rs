@@ -10,7 +10,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use super::{description::Description, symbolize::symbolize};
+use super::{description::Description, symbolize};
 use crate::target::runtime_abi;
 
 #[derive(Debug, Clone)]
@@ -69,7 +69,13 @@ impl Describer {
     pub fn run(&self, input: &Path) -> Rerun {
         match &self.how {
             How::Replay { exe, rss_limit_mb } => {
-                let output = Command::new(exe)
+                let mut replay = Command::new(exe);
+                // The running symbolizer knows the binary already (see `symbolize.rs`).
+                if symbolize::shared_running() {
+                    let options = std::env::var("ASAN_OPTIONS").unwrap_or_default();
+                    replay.env("ASAN_OPTIONS", format!("{options}:symbolize=0"));
+                }
+                let output = replay
                     .args(["replay", "-t", &self.timeout.as_millis().to_string()])
                     .args(["--rss-limit-mb", &rss_limit_mb.to_string()])
                     .arg(input)
@@ -80,7 +86,8 @@ impl Describer {
                 };
                 let text = String::from_utf8_lossy(&output.stderr).into_owned()
                     + &String::from_utf8_lossy(&output.stdout);
-                let description = Description::parse(&text);
+                let mut description = Description::parse(&text);
+                symbolize::symbolize(&mut description.frames);
                 // `replay` exits with 1 for a crash, out of memory or a leak, 2 for a hang.
                 let failed = match description.kind.as_str() {
                     "timeout" => output.status.code() == Some(2),
@@ -189,7 +196,7 @@ impl Describer {
             },
         };
         let mut description = Description::parse(&text);
-        symbolize(&mut description.frames);
+        symbolize::symbolize(&mut description.frames);
         Rerun {
             failed,
             description,

@@ -3,15 +3,16 @@
 //! its stack, and its bucket, the hash of its crash state (ClusterFuzz's top three frames).
 //! The description is written beside the input (`NAME.txt`). The objective keeps the first
 //! crash of each bucket as well as each crash with new coverage, and counts every crash by
-//! bucket (`buckets.rs`); the `triage` command prints the table (`table.rs`). A standalone
-//! target's unsymbolized frames are symbolized here (`symbolize.rs`).
+//! bucket (`buckets.rs`); the `triage` command prints the table (`table.rs`). Unsymbolized
+//! frames (a standalone target's, and a sanitizer's in `replay`) are symbolized here by one
+//! symbolizer kept running (`symbolize.rs`).
 //!
 //! Uses `target/` (the stack printer of `replay`'s children) and `platform/`.
 
 pub mod buckets;
 pub mod describer;
 pub mod description;
-mod symbolize;
+pub mod symbolize;
 mod table;
 
 pub use describer::{Describer, Rerun};

@@ -378,11 +378,16 @@ pub fn campaign_clients(pid: i32) -> Vec<i32> {
     leaf_processes(campaign_broker(pid))
 }
 
-/// The processes of a group that have no children: in an in-process campaign, the clients.
+/// The processes of a group that have no children: in an in-process campaign, the clients
+/// (and not the symbolizer each client's parent keeps for them).
 pub fn leaf_processes(pgid: i32) -> Vec<i32> {
     group_members(pgid)
         .iter()
         .filter_map(|p| p.parse::<i32>().ok())
         .filter(|&pid| children(pid).is_empty())
+        .filter(|pid| {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            comm.trim() != "llvm-symbolizer"
+        })
         .collect()
 }
