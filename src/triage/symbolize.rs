@@ -14,7 +14,7 @@ use std::{
     collections::BTreeMap,
     ffi::CStr,
     io::{BufRead, BufReader, Write},
-    process::{ChildStdin, ChildStdout, Command, Stdio},
+    process::{Child, ChildStdin, ChildStdout, Command, Stdio},
     sync::{
         atomic::{AtomicU64, Ordering},
         Mutex,
@@ -53,23 +53,9 @@ static SHARED: Mutex<Option<Pipes>> = Mutex::new(None);
 /// Starts the symbolizer this process and its future children ask (nothing without one). The
 /// symbolizer ends when the last of them has ended.
 pub fn start_shared() {
-    let Some(tool) = symbolizer() else {
-        return;
-    };
-    let child = Command::new(tool)
-        .args(ARGS)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn();
-    if let Ok(mut child) = child {
-        if let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) {
-            let pipes = Pipes {
-                input,
-                output: BufReader::new(output),
-            };
-            *SHARED.lock().unwrap_or_else(|e| e.into_inner()) = Some(pipes);
-        }
+    // Not waited for: it ends after this process, which its pipes outlive in the clients.
+    if let Some((_child, pipes)) = Pipes::spawn() {
+        *SHARED.lock().unwrap_or_else(|e| e.into_inner()) = Some(pipes);
     }
 }
 
@@ -139,17 +125,7 @@ fn ask_shared(asked: &[(&str, &str)]) -> Option<Vec<Answer>> {
 
 /// Starts a symbolizer for these frames alone.
 fn ask_once(asked: &[(&str, &str)]) -> Option<Vec<Answer>> {
-    let mut child = Command::new(symbolizer()?)
-        .args(ARGS)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    let mut pipes = Pipes {
-        input: child.stdin.take()?,
-        output: BufReader::new(child.stdout.take()?),
-    };
+    let (mut child, mut pipes) = Pipes::spawn()?;
     let answers = pipes.ask(asked);
     drop(pipes);
     let _ = child.wait();
@@ -160,6 +136,22 @@ fn ask_once(asked: &[(&str, &str)]) -> Option<Vec<Answer>> {
 static ASKED: AtomicU64 = AtomicU64::new(0);
 
 impl Pipes {
+    /// Starts a symbolizer (none without one), and its pipes.
+    fn spawn() -> Option<(Child, Self)> {
+        let mut child = Command::new(symbolizer()?)
+            .args(ARGS)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .ok()?;
+        let pipes = Pipes {
+            input: child.stdin.take()?,
+            output: BufReader::new(child.stdout.take()?),
+        };
+        Some((child, pipes))
+    }
+
     /// Asks `asked`, after a marker (an address in no module) whose answer says where this
     /// question's answers start: a client that died while asking left its answers unread.
     fn ask(&mut self, asked: &[(&str, &str)]) -> Option<Vec<Answer>> {
