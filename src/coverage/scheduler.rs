@@ -146,10 +146,31 @@ impl<CS, F, I, M, O> CullOnChange<CS, F, I, M, O>
 where
     M: for<'a> AsIter<'a, Item = usize> + SerdeAny + HasRefCnt,
 {
+    /// Re-marks the favoured entries, then lists those never fuzzed, whichever way they were
+    /// marked.
+    fn cull<S>(&mut self, state: &mut S) -> Result<(), Error>
+    where
+        CS: Scheduler<I, S> + RemovableScheduler<I, S>,
+        F: TestcasePenalty<I, S>,
+        O: CanTrack,
+        S: HasCorpus<I> + HasMetadata + HasRand,
+    {
+        self.mark_favored(state)?;
+        self.unfuzzed_favored.clear();
+        for id in state.corpus().ids() {
+            let entry = state.corpus().get(id)?.borrow();
+            if entry.scheduled_count() == 0 && entry.has_metadata::<IsFavoredMetadata>() {
+                self.unfuzzed_favored.push(id);
+            }
+        }
+        self.unfuzzed_favored.reverse();
+        Ok(())
+    }
+
     /// `MinimizerScheduler::cull`, walking the top-rated entries in the same order, with the
     /// covered edges in a bit set instead of a hash set (each entry adds every edge it covers,
     /// thousands on a large target) and each favoured entry marked once.
-    fn cull<S>(&mut self, state: &mut S) -> Result<(), Error>
+    fn mark_favored<S>(&mut self, state: &mut S) -> Result<(), Error>
     where
         CS: Scheduler<I, S> + RemovableScheduler<I, S>,
         F: TestcasePenalty<I, S>,
@@ -187,14 +208,6 @@ where
                 .borrow_mut()
                 .add_metadata(IsFavoredMetadata {});
         }
-        self.unfuzzed_favored.clear();
-        for id in state.corpus().ids() {
-            let entry = state.corpus().get(id)?.borrow();
-            if entry.scheduled_count() == 0 && entry.has_metadata::<IsFavoredMetadata>() {
-                self.unfuzzed_favored.push(id);
-            }
-        }
-        self.unfuzzed_favored.reverse();
         Ok(())
     }
 }
