@@ -1,6 +1,7 @@
 //! End-to-end: what kills other fuzzers. Inputs that take the client over `--rss-limit-mb`
-//! are saved to `ooms/` and the campaign goes on to `--max-time`; a client killed from outside
-//! is restarted and keeps its corpus; seeds that are empty or all crash still start a campaign.
+//! are saved to `ooms/` and the campaign goes on (and finds the crash beside them); a client
+//! killed from outside is restarted and keeps its corpus; seeds that are empty or all crash
+//! still start a campaign.
 
 mod common;
 
@@ -16,9 +17,19 @@ fn inputs_over_the_memory_limit_are_saved_and_the_campaign_goes_on() {
     // A fixed second per input: under the timeout chosen from the seeds (20 ms) the hog times
     // out first and its confirmation alone files it, so the client's memory watch, tested
     // here, never sees it.
-    let args = ["--rss-limit-mb", "512", "--max-time", "30", "-t", "1000"];
+    let args = ["--rss-limit-mb", "512", "--max-time", "120", "-t", "1000"];
     let mut campaign = Campaign::fuzz(&memhog, "direct", &corpus("memhog"), &out, &args);
-    let stats = campaign.finish(Duration::from_secs(120));
+    campaign.wait_for(
+        Duration::from_secs(90),
+        "an out-of-memory input and the crash",
+        |s| {
+            stat(s, "saved_ooms") >= 1
+                && stat(s, "client_restarts") >= 1
+                && input_starting_with(&out.join("crashes"), b"CRSH").is_some()
+        },
+    );
+    assert!(campaign.stop_with(libc::SIGINT).success());
+    let stats = campaign.stats();
     // The input that allocates 8 GiB is the one running when its client goes over the limit.
     let hog = input_starting_with(&out.join("ooms"), b"HOG!").unwrap_or_else(|| {
         panic!(
@@ -183,14 +194,24 @@ fn a_client_killed_by_the_kernel_for_memory_is_restarted_and_its_input_kept() {
     // No limit of ours: the kernel's OOM killer stops the client inside the 1 GiB group
     // (with time to get there: under memory pressure the allocation slows down).
     let script = format!(
-        "echo $$ > {}/cgroup.procs && exec {} fuzz -i {} -o {} --rss-limit-mb 0 -t 10000 --max-time 30",
+        "echo $$ > {}/cgroup.procs && exec {} fuzz -i {} -o {} --rss-limit-mb 0 -t 10000 --max-time 120",
         cgroup.0.display(),
         fuzzer("memhog").display(),
         corpus("memhog").display(),
         out.display()
     );
     let mut campaign = Campaign::start(std::path::Path::new("/bin/sh"), &["-c", &script], &out);
-    let stats = campaign.finish(Duration::from_secs(120));
+    campaign.wait_for(
+        Duration::from_secs(90),
+        "the client killed and restarted",
+        |s| {
+            stat(s, "client_restarts") >= 1
+                && input_starting_with(&out.join("ooms"), b"HOG!").is_some()
+        },
+    );
+    // The shell execs the fuzzer: the signal reaches it.
+    assert!(campaign.stop_with(libc::SIGINT).success());
+    let stats = campaign.stats();
     assert!(stat(&stats, "client_restarts") >= 1, "{stats:?}");
     assert!(
         campaign
