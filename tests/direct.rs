@@ -70,6 +70,24 @@ fn crashme_crash_and_hang_are_found_saved_and_replayed() {
     assert!(crashes.len() <= 3, "crashes not deduplicated: {crashes:?}");
 }
 
+/// Favoured entries never fuzzed are taken at every other pick, and a hang (or crash) ends an
+/// in-process client in the middle of an entry's fuzzing: the client that takes over must not
+/// start that entry over as one never fuzzed, or a seed one byte from a hang holds the
+/// campaign on that hang.
+#[test]
+fn a_seed_whose_fuzzing_hangs_does_not_hold_the_campaign() {
+    let tmp = TempDir::new("direct-pending-hang");
+    // Seeds load in name order: the one next to the hang is the oldest entry, the first taken.
+    let seeds = tmp.seeds(&[("a-hang", "HANx"), ("b-crash", "CRAx")]);
+    let out = tmp.path().join("out");
+    let args = ["-t", "200", "--max-time", "60"];
+    let mut campaign = Campaign::fuzz(&fuzzer("crashme"), "direct", &seeds, &out, &args);
+    campaign.wait_for(Duration::from_secs(40), "crash after the hang", |s| {
+        stat(s, "saved_hangs") >= 1 && stat(s, "saved_crashes") >= 1
+    });
+    assert!(campaign.stop_with(libc::SIGINT).success());
+}
+
 #[test]
 fn libpng_coverage_grows_well_beyond_the_seeds() {
     let bin = fuzzer("libpng");

@@ -1,9 +1,10 @@
 //! Coverage: what the campaign observes of each execution and how it picks the next entry.
 //! The hit-count observer over the coverage map (`hitcounts.rs`, with AFL's buckets in
 //! `buckets.rs`), the feedback that decides what is new (`novelty.rs`), and the scheduler
-//! (`scheduler.rs`, weighting entries by `corpus_weight.rs`, and favouring value profile's
-//! closest entries by `closest_comparisons.rs`; its path frequencies cross a client's restart
-//! compacted by `path_frequencies.rs`).
+//! (`scheduler.rs`, taking favoured entries never fuzzed at every other pick by
+//! `pending_favored.rs`, weighting entries by `corpus_weight.rs`, and favouring value
+//! profile's closest entries by `closest_comparisons.rs`; its path frequencies cross a
+//! client's restart compacted by `path_frequencies.rs`).
 //!
 //! Uses only LibAFL: nothing here knows of modes, targets or the campaign.
 
@@ -13,4 +14,5 @@ pub mod corpus_weight;
 pub mod hitcounts;
 pub mod novelty;
 pub mod path_frequencies;
+pub mod pending_favored;
 pub mod scheduler;
