@@ -106,7 +106,10 @@ where
     /// where a favoured entry never fuzzed does not take this pick (`pending_favored.rs`).
     fn next(&mut self, state: &mut S) -> Result<CorpusId, Error> {
         if self.cull_due && self.last_cull.is_none_or(|t| t.elapsed() >= CULL_INTERVAL) {
-            self.cull(state)?;
+            // Re-marks the favoured entries, then lists those that wait (whichever way
+            // `mark_favored` marked them: its fallback, LibAFL's cull, returns early).
+            self.mark_favored(state)?;
+            self.pending.refill(state)?;
             self.cull_due = false;
             self.last_cull = Some(Instant::now());
         }
@@ -137,18 +140,6 @@ impl<CS, F, I, M, O> CullOnChange<CS, F, I, M, O>
 where
     M: for<'a> AsIter<'a, Item = usize> + SerdeAny + HasRefCnt,
 {
-    /// Re-marks the favoured entries, then lists those waiting, whichever way they were marked.
-    fn cull<S>(&mut self, state: &mut S) -> Result<(), Error>
-    where
-        CS: Scheduler<I, S> + RemovableScheduler<I, S>,
-        F: TestcasePenalty<I, S>,
-        O: CanTrack,
-        S: HasCorpus<I> + HasMetadata + HasRand,
-    {
-        self.mark_favored(state)?;
-        self.pending.refill(state)
-    }
-
     /// `MinimizerScheduler::cull`, walking the top-rated entries in the same order, with the
     /// covered edges in a bit set instead of a hash set (each entry adds every edge it covers,
     /// thousands on a large target) and each favoured entry marked once.
