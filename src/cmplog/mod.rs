@@ -10,7 +10,6 @@
 //! (`learned_tokens.rs`). Uses `mutators/` (`--only-ascii`), `types.rs`, `target/` (when the
 //! comparison hooks run) and `platform/`.
 
-pub mod budget;
 pub mod comparison_log;
 mod i2s;
 pub mod learned_tokens;

@@ -1,7 +1,6 @@
 //! The stages of every mode, in the order they run on each scheduled entry: generalization of a
 //! new entry (text inputs only), calibration, comparison solving (when something traces
-//! comparisons, see [`COMPARISON_SOLVING_EVERY`], within its share of the time, see
-//! [`ComparisonBudget`]), havoc, then Grimoire (text inputs only).
+//! comparisons, see [`COMPARISON_SOLVING_EVERY`]), havoc, then Grimoire (text inputs only).
 
 use libafl::{
     executors::{Executor, HasObservers},
@@ -20,7 +19,7 @@ use libafl::{
 use libafl_bolts::tuples::{tuple_list, Merge};
 
 use crate::{
-    cmplog::{self, budget::ComparisonBudget, learned_tokens},
+    cmplog::{self, learned_tokens},
     mutators::{
         custom::{self, HarnessMutators},
         havoc::{PowerHavocStage, StackedMutations},
@@ -63,21 +62,19 @@ where
     // bytes (input-to-state replacement, Grimoire) would break it, as libFuzzer knows.
     let custom = custom::harness_mutates();
     let text = generalization.is_some() && !custom;
-    let budget = ComparisonBudget::new();
-    let within_budget = budget.clone();
     let due = move |_: &mut ClientFuzzer, _: &mut E, state: &mut State, _: &mut Mgr| {
         let fuzzed = state.current_testcase()?.scheduled_count();
-        Ok(comparison_solving_due(fuzzed, text) && within_budget.allows())
+        Ok(comparison_solving_due(fuzzed, text))
     };
     let comparison_solving = tracer.map(|tracer| {
-        tuple_list!(budget.timing(IfStage::new(
+        tuple_list!(IfStage::new(
             due,
             tuple_list!(
                 TracingStage::new(tracer),
                 OptionalStage::new((!custom).then(|| tuple_list!(cmplog::i2s_stage(only_ascii)))),
                 learned_tokens::LearnTokensStage
             )
-        )))
+        ))
     });
     tuple_list!(
         OptionalStage::new(generalization.map(|g| tuple_list!(g))),
