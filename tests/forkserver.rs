@@ -119,8 +119,11 @@ fn afl_clang_fast_targets_work_in_both_modes() {
     let tmp = TempDir::new("afl-build");
     let target = afl_build(tmp.path());
     let target = target.to_str().unwrap();
-    finds_crash_and_hang("forkserver", &[target], "fs-afl");
-    finds_crash_and_hang("persistent", &[target], "persistent-afl");
+    // Side by side: each waits on havoc's luck (AFL++'s builds log no comparisons).
+    std::thread::scope(|both| {
+        both.spawn(|| finds_crash_and_hang("forkserver", &[target], "fs-afl"));
+        finds_crash_and_hang("persistent", &[target], "persistent-afl");
+    });
 }
 
 #[test]

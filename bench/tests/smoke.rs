@@ -16,25 +16,49 @@ fn listed(what: &str) -> Vec<String> {
     line.split(',').map(String::from).collect()
 }
 
-#[test]
-fn every_target_builds_and_fuzzes_with_every_fuzzer() {
+/// The build without comparison logging (`harness-builder`'s yardstick), the fuzzers that run
+/// it (itself, and `ours-direct-split`, which traces comparisons with the standalone build),
+/// and the one target `cargo make test` builds it for: the yardstick's other seven builds took
+/// 70 s of CI's 15 minutes, for the same wrapper flag.
+const YARDSTICK: &str = "ours-direct-nocmplog";
+const ON_YARDSTICK: [&str; 2] = [YARDSTICK, "ours-direct-split"];
+const YARDSTICK_TARGET: &str = "zlib";
+
+/// Runs the bench for 1 s per fuzzer and target, `args` choosing them; the results' rows.
+fn bench_rows(tag: &str, args: &[&str]) -> (String, Vec<Vec<String>>, PathBuf) {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
-    let out = std::env::temp_dir().join(format!("lafuzz-bench-smoke-{}", std::process::id()));
+    let out = std::env::temp_dir().join(format!("lafuzz-bench-smoke-{tag}-{}", std::process::id()));
     let _ = fs::remove_dir_all(&out);
     let status = Command::new(env!("CARGO_BIN_EXE_lafuzz-bench"))
-        .args([
-            "--time",
-            "1",
-            "--no-extras",
-            "--in-pairs",
-            "--quick-builds",
-            "--out",
-        ])
+        .args(["--time", "1", "--no-extras", "--in-pairs", "--quick-builds"])
+        .args(args)
+        .arg("--out")
         .arg(&out)
         .current_dir(&root)
         .status()
         .unwrap();
-    assert!(status.success());
+    assert!(status.success(), "bench {args:?}");
+    let csv = fs::read_to_string(out.join("results.csv")).unwrap();
+    let rows = csv
+        .lines()
+        .skip(1)
+        .map(|r| r.split(',').map(String::from).collect())
+        .collect();
+    (csv, rows, out)
+}
+
+/// `fuzzer`'s run on `target` executed inputs and covered branches.
+fn assert_ran(csv: &str, rows: &[Vec<String>], target: &str, fuzzer: &str) {
+    let row = rows
+        .iter()
+        .find(|r| r[0] == target && r[1] == fuzzer)
+        .unwrap_or_else(|| panic!("no run of {fuzzer} on {target}: {csv}"));
+    assert!(row[5].parse::<u64>().unwrap() > 0, "no executions: {row:?}");
+    assert!(row[9].parse::<u64>().unwrap() > 0, "no branches: {row:?}");
+}
+
+#[test]
+fn every_target_builds_and_fuzzes_with_every_fuzzer() {
     let afl = Command::new("afl-fuzz").arg("-h").output().is_ok();
     let targets = listed("targets");
     let fuzzers: Vec<String> = listed("fuzzers")
@@ -42,23 +66,20 @@ fn every_target_builds_and_fuzzes_with_every_fuzzer() {
         .filter(|f| afl || !f.starts_with("aflpp"))
         .collect();
     assert!(
-        targets.len() >= 5 && fuzzers.len() >= 6,
+        targets.len() >= 5
+            && fuzzers.len() >= 6
+            && ON_YARDSTICK.iter().all(|y| fuzzers.iter().any(|f| f == y)),
         "{targets:?} {fuzzers:?}"
     );
-    let csv = fs::read_to_string(out.join("results.csv")).unwrap();
-    let rows: Vec<Vec<&str>> = csv
-        .lines()
-        .skip(1)
-        .map(|r| r.split(',').collect())
+    let others: Vec<&str> = fuzzers
+        .iter()
+        .map(String::as_str)
+        .filter(|f| !ON_YARDSTICK.contains(f))
         .collect();
+    let (csv, rows, out) = bench_rows("suite", &["--fuzzers", &others.join(",")]);
     for target in &targets {
-        for fuzzer in &fuzzers {
-            let row = rows
-                .iter()
-                .find(|r| r[0] == target && r[1] == fuzzer)
-                .unwrap_or_else(|| panic!("no run of {fuzzer} on {target}: {csv}"));
-            assert!(row[5].parse::<u64>().unwrap() > 0, "no executions: {row:?}");
-            assert!(row[9].parse::<u64>().unwrap() > 0, "no branches: {row:?}");
+        for fuzzer in &others {
+            assert_ran(&csv, &rows, target, fuzzer);
         }
         let png = fs::read(out.join(format!("coverage-{target}.png"))).unwrap();
         assert!(
@@ -71,6 +92,26 @@ fn every_target_builds_and_fuzzes_with_every_fuzzer() {
     for target in &targets {
         assert!(summary.contains(&format!("## {target}\n")), "{summary}");
     }
+    fs::remove_dir_all(&out).unwrap();
+
+    // The yardstick, side by side with the default build, then both from the default build's
+    // grown corpus (what comparison logging costs, in the summary); the split build.
+    let chosen = format!("ours-direct,{}", ON_YARDSTICK.join(","));
+    let (csv, rows, out) = bench_rows(
+        "yardstick",
+        &["--targets", YARDSTICK_TARGET, "--fuzzers", &chosen],
+    );
+    for fuzzer in ON_YARDSTICK {
+        assert_ran(&csv, &rows, YARDSTICK_TARGET, fuzzer);
+    }
+    let grown = format!("{YARDSTICK_TARGET}@grown");
+    for fuzzer in ["ours-direct", YARDSTICK] {
+        let row = rows.iter().find(|r| r[0] == grown && r[1] == fuzzer);
+        let execs = row.map(|r| r[5].parse::<u64>().unwrap());
+        assert!(execs > Some(0), "no run of {fuzzer} on {grown}: {csv}");
+    }
+    let summary = fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(summary.contains("grown corpus"), "{summary}");
     fs::remove_dir_all(&out).unwrap();
 }
 
