@@ -180,6 +180,9 @@ mod tests {
         // SAFETY: as above.
         unsafe { CMPLOG_ENABLED = 0 };
         let mut sites = logged();
+        // While the flag is on, the interceptors also log the memcmp and strcmp calls of the
+        // other tests' threads (a clean-clone CI run saw one).
+        sites.retain(|values| !matches!(values[0], CmpValues::Bytes(_)));
         sites.sort_by_key(|values| format!("{:?}", values[0]));
         assert_eq!(sites.len(), 3, "one site per case: {sites:?}");
         for (site, case) in sites.iter().zip([10u32, 20, 30]) {
