@@ -9,7 +9,7 @@ use std::{
     fs,
     path::{Path, PathBuf},
     process::{Command, Output},
-    time::Duration,
+    time::{Duration, Instant},
 };
 
 use common::{fuzzer, root, run, run_limited, target_dir, text, TempDir};
@@ -282,6 +282,46 @@ fn oss_fuzz_style_build_script_makes_our_fuzzer() {
         ],
     );
     assert_eq!(fuzzed.status.code(), Some(77), "{}", text(&fuzzed));
+    ignoring_crashes_writes_each_and_ends_at_max_total_time(&binary, &tmp);
+}
+
+/// With `-fork=1 -ignore_crashes=1` (how ClusterFuzz's fork mode runs) each crash is reported
+/// and written, and the run goes on to `-max_total_time` and exits 0. An ASan build's reports
+/// fill a pipe (64 KiB) within seconds: this run hung when the test read its output only at
+/// the end.
+fn ignoring_crashes_writes_each_and_ends_at_max_total_time(binary: &Path, tmp: &TempDir) {
+    let (corpus, artifacts) = (tmp.path().join("corpus"), tmp.path().join("artifacts"));
+    for dir in [&corpus, &artifacts] {
+        fs::create_dir_all(dir).unwrap();
+    }
+    fs::write(corpus.join("seed"), "xxxx").unwrap();
+    let prefix = format!("-artifact_prefix={}/", artifacts.display());
+    let started = Instant::now();
+    let out = run(
+        binary,
+        &[
+            "-max_total_time=8",
+            "-timeout=1",
+            "-fork=1",
+            "-ignore_crashes=1",
+            &prefix,
+            corpus.to_str().unwrap(),
+        ],
+    );
+    let log = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{log}");
+    assert!(started.elapsed() >= Duration::from_secs(8), "{log}");
+    let written: Vec<&str> = log
+        .lines()
+        .filter_map(|l| l.split_once("Test unit written to ").map(|(_, p)| p))
+        .filter(|p| p.contains("/crash-"))
+        .collect();
+    assert!(written.len() >= 2, "fewer than two crashes written: {log}");
+    for path in written {
+        let again = run(binary, &[path]);
+        assert_eq!(again.status.code(), Some(77), "{path}: {}", text(&again));
+    }
+    assert!(log.contains("Done "), "{log}");
 }
 
 #[test]

@@ -5,10 +5,14 @@
 use std::{
     collections::HashMap,
     fs,
+    io::Read,
     os::unix::process::CommandExt,
     path::{Path, PathBuf},
     process::{Child, Command, ExitStatus, Output, Stdio},
-    sync::atomic::{AtomicUsize, Ordering},
+    sync::{
+        atomic::{AtomicUsize, Ordering},
+        mpsc,
+    },
     thread::sleep,
     time::{Duration, Instant},
 };
@@ -243,8 +247,9 @@ pub fn run(binary: &Path, args: &[&str]) -> Output {
     run_limited(command, Duration::from_secs(60))
 }
 
-/// Runs `command` to completion in its own process group; killed (and the test failed) if it
-/// does not end within `limit`.
+/// Runs `command` to completion in its own process group; killed (and the test failed, with
+/// the end of what it printed) if it does not end within `limit`. Its output is read while it
+/// runs: a command blocked on a full pipe (64 KiB: two crash reports) would never end.
 pub fn run_limited(mut command: Command, limit: Duration) -> Output {
     let mut child = command
         .stdin(Stdio::null())
@@ -253,19 +258,46 @@ pub fn run_limited(mut command: Command, limit: Duration) -> Output {
         .process_group(0)
         .spawn()
         .unwrap();
+    let stdout = drain(child.stdout.take().unwrap());
+    let stderr = drain(child.stderr.take().unwrap());
     let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
         if start.elapsed() > limit {
             // SAFETY: kill(2) on the process group of the command this test started.
             unsafe {
                 libc::kill(-(child.id() as i32), libc::SIGKILL);
             }
             let _ = child.wait();
-            panic!("{command:?} did not end within {limit:?}");
+            // What it printed, unless something outside its group still holds the pipes.
+            let printed = [stdout, stderr].map(|r| r.recv_timeout(Duration::from_secs(5)));
+            let printed: Vec<u8> = printed.into_iter().flatten().flatten().collect();
+            let tail = &printed[printed.len().saturating_sub(4000)..];
+            panic!(
+                "{command:?} did not end within {limit:?}; it printed, at the end:\n{}",
+                String::from_utf8_lossy(tail)
+            );
         }
         sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: stdout.recv().unwrap_or_default(),
+        stderr: stderr.recv().unwrap_or_default(),
     }
-    child.wait_with_output().unwrap()
+}
+
+/// Everything `pipe` gives until its end, read by a thread of its own.
+fn drain(mut pipe: impl Read + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
+    let (send, receive) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        let _ = send.send(bytes);
+    });
+    receive
 }
 
 /// A finished command's stdout, then its stderr.
