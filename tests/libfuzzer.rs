@@ -1,7 +1,7 @@
 //! libFuzzer's contract, side by side with a `clang-19 -fsanitize=fuzzer` build of the same
-//! harness: ClusterFuzz's own engine library (PyPI `clusterfuzz`) drives both through its five
-//! steps; the command lines bots use give the same exit codes and lines; an OSS-Fuzz-style
+//! harness: the command lines bots use give the same exit codes and lines; an OSS-Fuzz-style
 //! `build.sh` with our compilers builds a working fuzzer; `minimize` and `minimize-corpus`.
+//! ClusterFuzz's own engine on both: `clusterfuzz.rs`.
 
 mod common;
 
@@ -12,94 +12,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{fuzzer, root, run, run_limited, target_dir, text, TempDir};
-
-/// The crashme harness built with libFuzzer itself, the control.
-fn libfuzzer_build(dir: &Path) -> PathBuf {
-    let binary = dir.join("crashme-libfuzzer");
-    let status = Command::new("clang-19")
-        .args(["-g", "-fsanitize=fuzzer,address"])
-        .arg(root().join("harnesses/crashme/crashme.c"))
-        .arg("-o")
-        .arg(&binary)
-        .status()
-        .unwrap();
-    assert!(status.success(), "clang-19 -fsanitize=fuzzer failed");
-    binary
-}
-
-/// ClusterFuzz's steps on `target` from `seeds`; `extra`: `drive.py`'s optional argument.
-fn drive_with_clusterfuzz(target: &Path, work: &Path, seeds: &Path, extra: &[&str]) -> String {
-    let python = root().join("target/clusterfuzz-venv/bin/python");
-    assert!(
-        python.exists(),
-        "{} is missing: `cargo make test` sets it up (scripts/clusterfuzz-venv.sh)",
-        python.display()
-    );
-    let mut command = Command::new(python);
-    command
-        .arg(root().join("tests/clusterfuzz/drive.py"))
-        .arg(target)
-        .arg(work)
-        .arg(seeds)
-        .args(extra);
-    let out = run_limited(command, Duration::from_secs(600));
-    let log = text(&out);
-    assert!(out.status.success(), "{}: {log}", target.display());
-    log
-}
-
-#[test]
-fn clusterfuzz_engine_runs_all_five_steps_on_ours_and_on_libfuzzer() {
-    let tmp = TempDir::new("clusterfuzz");
-    let control = libfuzzer_build(tmp.path());
-    for target in [fuzzer("crashme"), control] {
-        let work = tmp.path().join("work");
-        let log = drive_with_clusterfuzz(&target, &work, &root().join("corpus/crashme"), &[]);
-        for step in [
-            "prepare",
-            "fuzz",
-            "reproduce",
-            "minimize_testcase",
-            "minimize_corpus",
-        ] {
-            assert!(log.contains(&format!("PASS {step}\n")), "{step}: {log}");
-        }
-    }
-}
-
-#[test]
-fn clusterfuzz_engine_reports_a_leak_as_a_crash_and_reproduces_it_on_ours_and_on_libfuzzer() {
-    let tmp = TempDir::new("clusterfuzz-leak");
-    let seeds = tmp.seeds(&[("seed", "xxxx")]);
-    let leak = root().join("harnesses/leak/leak.c");
-    let builds = [
-        (
-            target_dir().join("release/libafl_cc"),
-            "-fsanitize=address",
-            "ours",
-        ),
-        ("clang-19".into(), "-fsanitize=fuzzer,address", "control"),
-    ];
-    for (compiler, flag, name) in builds {
-        let target = tmp.path().join(name);
-        let built = Command::new(compiler)
-            .args(["-O1", "-g", flag])
-            .arg(&leak)
-            .arg("-o")
-            .arg(&target)
-            .status()
-            .unwrap();
-        assert!(built.success(), "building {name} failed");
-        let log = drive_with_clusterfuzz(&target, &tmp.path().join("work"), &seeds, &["leak"]);
-        for step in ["prepare", "fuzz", "reproduce"] {
-            assert!(
-                log.contains(&format!("PASS {step}\n")),
-                "{name}, {step}: {log}"
-            );
-        }
-    }
-}
+use common::{fuzzer, libfuzzer_build, root, run, run_limited, target_dir, text, TempDir};
 
 #[test]
 fn bot_command_lines_behave_as_libfuzzer() {

@@ -4,11 +4,16 @@
 use std::time::Instant;
 
 use super::{report, watch, Flags};
-use crate::target::isolated::{self, Outcome};
+use crate::target::{
+    isolated::{self, Outcome},
+    stack,
+};
 
 /// Files as arguments: run each (`-runs` times) in a fresh child; stop at the first failure.
 pub(super) fn run(program: &str, flags: &Flags) -> Result<i32, String> {
     flags.set_up_harness();
+    // The children print libFuzzer's first line and their stack when they crash or time out.
+    stack::print_on_fatal_signals_as_libfuzzer(flags.limits().timeout);
     let runs = flags.runs.unwrap_or(1).max(1) as usize;
     eprintln!(
         "{program}: Running {} inputs {runs} time(s) each.",

@@ -172,7 +172,10 @@ fn report(outcome: Outcome, flags: &Flags) -> (&'static str, i32) {
             flags.error_exitcode,
         ),
     };
-    eprintln!("=={pid}== ERROR: libFuzzer: {error}");
+    // A child of a run on files printed that line itself, before its stack (`stack.rs`).
+    if !outcome.reported_by_child() {
+        eprintln!("=={pid}== ERROR: libFuzzer: {error}");
+    }
     eprintln!("SUMMARY: libFuzzer: {summary}");
     (kind, code)
 }

@@ -11,7 +11,7 @@ use std::{
 
 use crate::{
     coverage::buckets::bucket,
-    target::{harness, leaks, memory::resident_mb, profile},
+    target::{harness, leaks, memory::resident_mb, profile, stack},
 };
 
 /// How long after its last input's timeout a child that has not ended is killed.
@@ -40,6 +40,16 @@ impl Outcome {
     /// A crash, out-of-memory or exit: what a fuzzer saves as a finding (hangs apart).
     pub fn is_failure(self) -> bool {
         !matches!(self, Self::Ok | Self::Timeout)
+    }
+
+    /// Whether the child printed its report (first line and stack, `stack.rs`) as it ended. A
+    /// child that ignored its timer and was killed by the backstop did not.
+    pub fn reported_by_child(self) -> bool {
+        match self {
+            Self::Crash(sig) => stack::reported(sig),
+            Self::Timeout => stack::reported(libc::SIGALRM),
+            _ => false,
+        }
     }
 
     /// The same kind of failure: the same signal, or both out of memory, or both exits.

@@ -136,14 +136,16 @@ int lafuzz_silence_output(int stdout_too, int stderr_too) {
   return failed ? -1 : 0;
 }
 
-// For the stack printer of `replay`'s children (stack.rs): a sanitizer's own symbolized stack
-// of the calling thread (1), or 0 without a sanitizer; and whether ASan already reported (its
-// report has the stack that matters).
-__attribute__((weak)) void __sanitizer_print_stack_trace(void);
+// For the stack printer of crashing children (stack.rs): a return address symbolized by a
+// sanitizer's symbolizer into `out` ("in FUNCTION FILE:LINE:COL", one NUL-terminated string per
+// inlined frame, then an empty one), 1; or 0 without a sanitizer. And whether ASan already
+// reported (its report has the stack that matters).
+__attribute__((weak)) void __sanitizer_symbolize_pc(void *pc, const char *fmt, char *out,
+                                                    size_t size);
 __attribute__((weak)) int __asan_report_present(void);
-int lafuzz_print_sanitizer_stack(void) {
-  if (!__sanitizer_print_stack_trace) return 0;
-  __sanitizer_print_stack_trace();
+int lafuzz_sanitizer_symbolize(void *pc, char *out, size_t size) {
+  if (!__sanitizer_symbolize_pc) return 0;
+  __sanitizer_symbolize_pc(pc, "%F %L", out, size);
   return 1;
 }
 int lafuzz_sanitizer_reported(void) { return __asan_report_present && __asan_report_present(); }

@@ -1,17 +1,23 @@
-//! `replay`'s children print their stack when a fatal signal ends them, as libFuzzer does
-//! (`ERROR: libFuzzer: deadly signal` and the stack): a crash without a sanitizer then says
-//! where it happened, a hang where it was when its time ran out, and the triage of findings
-//! (`triage/`) reads the same words a user does. With a sanitizer linked, its own symbolizer
-//! prints the stack; without one, the `backtrace` crate's.
+//! `replay`'s children, and those of the libFuzzer front end's runs on files, print their
+//! stack when a fatal signal ends them, as libFuzzer does (`ERROR: libFuzzer: deadly signal`
+//! and the stack): a crash without a sanitizer then says where it happened, a hang where it
+//! was when its time ran out, and the triage of findings (`triage/`) and ClusterFuzz's crash
+//! state read the same words a user does. With a sanitizer linked, its own symbolizer prints
+//! the frames; without one, the `backtrace` crate's.
 
 use std::{
     ffi::c_void,
     io::Write as _,
-    sync::atomic::{AtomicBool, Ordering},
+    sync::atomic::{AtomicBool, AtomicU64, Ordering},
+    time::Duration,
 };
 
 extern "C" {
-    fn lafuzz_print_sanitizer_stack() -> libc::c_int;
+    fn lafuzz_sanitizer_symbolize(
+        pc: *mut c_void,
+        out: *mut libc::c_char,
+        size: usize,
+    ) -> libc::c_int;
     fn lafuzz_sanitizer_reported() -> libc::c_int;
 }
 
@@ -41,6 +47,12 @@ const ALT_STACK_SIZE: usize = 1 << 20;
 pub const PRINT_TIME_LIMIT_S: libc::c_uint = 5;
 
 static INSTALLED: AtomicBool = AtomicBool::new(false);
+/// The signals the printer handles, one bit each.
+static HANDLED: AtomicU64 = AtomicU64::new(0);
+/// The first line in libFuzzer's words (the front end's), with this timeout in seconds; else
+/// in ours, which name the signal.
+static LIBFUZZER_WORDS: AtomicBool = AtomicBool::new(false);
+static LIBFUZZER_TIMEOUT_S: AtomicU64 = AtomicU64::new(0);
 
 /// Installs the printer for this process and the children it forks (which inherit it).
 pub fn print_on_fatal_signals() {
@@ -54,7 +66,8 @@ pub fn print_on_fatal_signals() {
         ss_size: ALT_STACK_SIZE,
     };
     // SAFETY: the alternate stack is leaked, so it lives as long as the process; the handler
-    // is an `extern "C" fn(c_int)` as `sa_handler` expects, set for signals that end the run.
+    // is an `extern "C" fn(c_int)` as `sa_handler` expects, set for signals that end the run
+    // and have no handler yet (a sanitizer's stays: its report says more); `before` is live.
     unsafe {
         libc::sigaltstack(&alt, std::ptr::null_mut());
         let mut action: libc::sigaction = std::mem::zeroed();
@@ -62,9 +75,25 @@ pub fn print_on_fatal_signals() {
         action.sa_flags = libc::SA_ONSTACK;
         libc::sigemptyset(&mut action.sa_mask);
         for sig in FATAL {
-            libc::sigaction(sig, &action, std::ptr::null_mut());
+            let mut before: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(sig, std::ptr::null(), &mut before);
+            if before.sa_sigaction == libc::SIG_DFL
+                && libc::sigaction(sig, &action, std::ptr::null_mut()) == 0
+            {
+                HANDLED.fetch_or(1 << sig, Ordering::SeqCst);
+            }
         }
     }
+}
+
+/// [`print_on_fatal_signals`] with libFuzzer's first line (`==PID== ERROR: libFuzzer: deadly
+/// signal`, or `timeout after N seconds` for inputs timed out at `timeout`), which ClusterFuzz
+/// must see before the frames to take its crash state from them. Signals a sanitizer handles
+/// (ClusterFuzz sets `handle_segv=1` and the like) keep its handler: its report says more.
+pub fn print_on_fatal_signals_as_libfuzzer(timeout: Duration) {
+    LIBFUZZER_TIMEOUT_S.store(timeout.as_secs().max(1), Ordering::SeqCst);
+    LIBFUZZER_WORDS.store(true, Ordering::SeqCst);
+    print_on_fatal_signals();
 }
 
 extern "C" fn on_fatal_signal(sig: libc::c_int) {
@@ -83,19 +112,11 @@ extern "C" fn on_fatal_signal(sig: libc::c_int) {
         }
         libc::alarm(PRINT_TIME_LIMIT_S);
     }
-    let what = if sig == libc::SIGALRM {
-        "timeout".to_string()
-    } else {
-        format!("deadly signal {}", signal_name(sig))
-    };
     if !sanitizer_report_underway() {
-        let header = format!("=={}== ERROR: lafuzz: {what}\n", std::process::id());
+        let header = header(sig);
         // SAFETY: write(2) of a live buffer to stderr.
         unsafe { libc::write(2, header.as_ptr().cast(), header.len()) };
-        // SAFETY: a plain call into our C shim, which checks its weak symbols.
-        if unsafe { lafuzz_print_sanitizer_stack() } == 0 {
-            print_stack();
-        }
+        print_stack();
     }
     // SAFETY: the default action is back: the process ends by `sig`, as it would have.
     unsafe {
@@ -104,47 +125,108 @@ extern "C" fn on_fatal_signal(sig: libc::c_int) {
     }
 }
 
-/// The stack as sanitizers print theirs: `#N 0xADDR in FUNCTION FILE:LINE:COL`.
+/// The report's first line(s), naming the process as sanitizers do.
+fn header(sig: libc::c_int) -> String {
+    let pid = std::process::id();
+    let timeout_s = LIBFUZZER_TIMEOUT_S.load(Ordering::SeqCst);
+    match (LIBFUZZER_WORDS.load(Ordering::SeqCst), sig) {
+        (true, libc::SIGALRM) => format!(
+            "ALARM: working on the last Unit for {timeout_s} seconds\n\
+             =={pid}== ERROR: libFuzzer: timeout after {timeout_s} seconds\n"
+        ),
+        (true, _) => format!("=={pid}== ERROR: libFuzzer: deadly signal\n"),
+        (false, libc::SIGALRM) => format!("=={pid}== ERROR: lafuzz: timeout\n"),
+        (false, _) => format!(
+            "=={pid}== ERROR: lafuzz: deadly signal {}\n",
+            signal_name(sig)
+        ),
+    }
+}
+
+/// Whether the printer reported a child that `sig` ended (its first line and stack).
+pub fn reported(sig: libc::c_int) -> bool {
+    (0..64).contains(&sig) && HANDLED.load(Ordering::SeqCst) & (1 << sig) != 0
+}
+
+/// The stack as sanitizers print theirs (`#N 0xADDR in FUNCTION FILE:LINE:COL`), from the frame
+/// the signal interrupted (the printer's own frames would be taken for the crash's top frames)
+/// to the fuzz target's entry.
 fn print_stack() {
+    let handler = on_fatal_signal as *const () as usize;
     let mut ips = [std::ptr::null_mut::<c_void>(); MAX_FRAMES];
-    let mut count = 0;
+    let (mut count, mut handler_at) = (0, None);
     // SAFETY: the process is about to end; nothing else runs in it meanwhile.
     unsafe {
         backtrace::trace_unsynchronized(|frame| {
+            if frame.symbol_address() as usize == handler {
+                handler_at = Some(count);
+            }
             ips[count] = frame.ip();
             count += 1;
             count < MAX_FRAMES
         });
     }
+    // Past the handler and the signal trampoline below it; the whole stack if not found.
+    let first = handler_at.map_or(0, |at| (at + 2).min(count));
     let mut text = String::new();
     let mut number = 0;
-    for &ip in &ips[..count] {
-        let mut any = false;
-        // SAFETY: as above.
-        unsafe {
-            backtrace::resolve_unsynchronized(ip, |symbol| {
-                any = true;
-                let name = symbol
-                    .name()
-                    .map_or_else(|| "??".to_string(), |n| format!("{n:#}"));
-                let location = match (symbol.filename(), symbol.lineno()) {
-                    (Some(file), Some(line)) => match symbol.colno() {
-                        Some(col) => format!("{}:{line}:{col}", file.display()),
-                        None => format!("{}:{line}", file.display()),
-                    },
-                    _ => format!("({ip:p})"),
-                };
-                text.push_str(&format!("    #{number} {ip:p} in {name} {location}\n"));
-                number += 1;
-            });
+    'frames: for (at, &ip) in ips[first..count].iter().enumerate() {
+        if ip.is_null() {
+            break;
         }
-        if !any {
-            text.push_str(&format!("    #{number} {ip:p} (??)\n"));
+        // The interrupted frame's address is the faulting instruction's; the others return
+        // addresses, which symbolizers look up one byte back.
+        let lookup = if at == 0 { ip.wrapping_add(1) } else { ip };
+        for place in symbolized(lookup) {
+            text.push_str(&format!("    #{number} {ip:p} in {place}\n"));
             number += 1;
+            // Below the fuzz target's entry lie only our engine's frames.
+            if place.starts_with("LLVMFuzzerTestOneInput ") {
+                break 'frames;
+            }
         }
     }
     text.push('\n');
     let _ = std::io::stderr().write_all(text.as_bytes());
+}
+
+/// `FUNCTION FILE:LINE:COL` for the return address `ip`, one per inlined frame: by the linked
+/// sanitizer's symbolizer, as its own reports name frames, else by the `backtrace` crate.
+fn symbolized(ip: *mut c_void) -> Vec<String> {
+    let mut buffer = [0u8; 4096];
+    // SAFETY: a plain call into our C shim with a live buffer and its length.
+    if unsafe { lafuzz_sanitizer_symbolize(ip, buffer.as_mut_ptr().cast(), buffer.len()) } != 0 {
+        // One NUL-terminated "in FUNCTION LOCATION" per frame, then an empty one.
+        return buffer
+            .split(|&b| b == 0)
+            .take_while(|frame| !frame.is_empty())
+            .map(|frame| {
+                let frame = String::from_utf8_lossy(frame);
+                frame.strip_prefix("in ").unwrap_or(&frame).to_string()
+            })
+            .collect();
+    }
+    let mut places = Vec::new();
+    // SAFETY: as in `print_stack`.
+    unsafe {
+        backtrace::resolve_unsynchronized(ip, |symbol| {
+            let name = symbol
+                .name()
+                .map_or_else(|| "??".to_string(), |n| format!("{n:#}"));
+            let location = match (symbol.filename(), symbol.lineno()) {
+                (Some(file), Some(line)) => match symbol.colno() {
+                    Some(col) => format!("{}:{line}:{col}", file.display()),
+                    None => format!("{}:{line}", file.display()),
+                },
+                _ => format!("({ip:p})"),
+            };
+            places.push(format!("{name} {location}"));
+        });
+    }
+    if places.is_empty() {
+        places.push(format!("?? ({ip:p})"));
+    }
+    places
 }
 
 /// A signal's name, for reports.

@@ -38,6 +38,20 @@ pub fn fuzzer(name: &str) -> PathBuf {
     path
 }
 
+/// The crashme harness built with libFuzzer itself, the control.
+pub fn libfuzzer_build(dir: &Path) -> PathBuf {
+    let binary = dir.join("crashme-libfuzzer");
+    let status = Command::new("clang-19")
+        .args(["-g", "-fsanitize=fuzzer,address"])
+        .arg(root().join("harnesses/crashme/crashme.c"))
+        .arg("-o")
+        .arg(&binary)
+        .status()
+        .unwrap();
+    assert!(status.success(), "clang-19 -fsanitize=fuzzer failed");
+    binary
+}
+
 pub fn corpus(name: &str) -> PathBuf {
     root().join("corpus").join(name)
 }
