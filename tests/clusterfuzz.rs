@@ -1,6 +1,7 @@
 //! ClusterFuzz's own libFuzzer engine (PyPI `clusterfuzz`) on ours and, side by side, on a
 //! `clang-19 -fsanitize=fuzzer` build of the same harness: its five steps, a leak reported as a
-//! crash, and the crash state (one bug per state) its stack parser names for each crash.
+//! crash, and the crash state (one bug per state) its stack parser names for each crash, from
+//! the fuzzing log and from the reproducing run.
 
 mod common;
 
@@ -49,6 +50,7 @@ fn clusterfuzz_engine_runs_all_five_steps_on_ours_and_on_libfuzzer() {
             "prepare",
             "fuzz",
             "reproduce",
+            "crash_state",
             "minimize_testcase",
             "minimize_corpus",
         ] {
@@ -81,7 +83,7 @@ fn clusterfuzz_engine_reports_a_leak_as_a_crash_and_reproduces_it_on_ours_and_on
             .unwrap();
         assert!(built.success(), "building {name} failed");
         let log = drive_with_clusterfuzz(&target, &tmp.path().join("work"), &seeds, &["leak"]);
-        for step in ["prepare", "fuzz", "reproduce"] {
+        for step in ["prepare", "fuzz", "reproduce", "crash_state"] {
             assert!(
                 log.contains(&format!("PASS {step}\n")),
                 "{name}, {step}: {log}"

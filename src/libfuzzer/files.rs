@@ -13,7 +13,8 @@ use crate::target::{
 pub(super) fn run(program: &str, flags: &Flags) -> Result<i32, String> {
     flags.set_up_harness();
     // The children print libFuzzer's first line and their stack when they crash or time out.
-    stack::print_on_fatal_signals_as_libfuzzer(flags.limits().timeout);
+    stack::use_libfuzzer_words(flags.limits().timeout, false);
+    stack::print_on_fatal_signals();
     let runs = flags.runs.unwrap_or(1).max(1) as usize;
     eprintln!(
         "{program}: Running {} inputs {runs} time(s) each.",

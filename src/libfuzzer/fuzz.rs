@@ -13,6 +13,7 @@ use super::{watch::Watcher, Flags};
 use crate::{
     campaign,
     options::{Cli, Command},
+    target::stack,
 };
 
 pub fn run(flags: &Flags) -> Result<i32, String> {
@@ -42,6 +43,9 @@ pub fn run(flags: &Flags) -> Result<i32, String> {
             .first()
             .map_or("nowhere".into(), |d| d.display().to_string())
     );
+    // A client's crash report opens with libFuzzer's line, before its stack; unless crashes
+    // are ignored, the first ends the run, and only its report is printed.
+    stack::use_libfuzzer_words(flags.limits().timeout, !flags.goes_on_after_crashes());
     let mut watcher = Watcher::new(flags, &work);
     let ended = campaign::run_watched(opts, || watcher.stop_now());
     watcher.look();

@@ -96,6 +96,11 @@ impl Flags {
         })
     }
 
+    /// `-fork=N` with `-ignore_crashes=1`: fuzzing goes on after crashes (and leaks).
+    fn goes_on_after_crashes(&self) -> bool {
+        self.fork > 0 && self.ignore_crashes
+    }
+
     /// As libFuzzer, a path that is not a directory where directories are wanted is an error
     /// (in libFuzzer's words); true when one was reported.
     fn reports_missing_directory(&self) -> bool {

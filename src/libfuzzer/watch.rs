@@ -6,7 +6,7 @@ use std::{
     collections::HashSet,
     fs,
     path::{Path, PathBuf},
-    time::{Duration, Instant},
+    time::{Duration, Instant, SystemTime},
 };
 
 use super::{report, write_artifact, Flags};
@@ -188,8 +188,9 @@ impl<'a> Watcher<'a> {
         }
     }
 
-    /// Each new crash, hang, out-of-memory or leaking input: its artifact and libFuzzer's report; the
-    /// first ends the run unless `-fork` with the matching `-ignore_*` says go on.
+    /// Each new crash, hang, out-of-memory or leaking input, oldest first: its artifact and
+    /// libFuzzer's report; the first ends the run unless `-fork` with the matching `-ignore_*`
+    /// says go on (so the artifact is the input whose report the clients printed).
     fn report_findings(&mut self) {
         let flags = self.flags;
         let forked = flags.fork > 0;
@@ -197,7 +198,7 @@ impl<'a> Watcher<'a> {
             (
                 output::crashes_dir(&self.work),
                 Outcome::Crash(0),
-                forked && flags.ignore_crashes,
+                flags.goes_on_after_crashes(),
             ),
             (
                 output::hangs_dir(&self.work),
@@ -212,24 +213,41 @@ impl<'a> Watcher<'a> {
             (
                 output::leaks_dir(&self.work),
                 Outcome::Leak,
-                forked && flags.ignore_crashes,
+                flags.goes_on_after_crashes(),
             ),
         ];
-        for (dir, outcome, go_on) in kinds {
-            for file in output::visible_entries(&dir) {
-                if self.exit_code.is_some() || !self.reported.insert(file.clone()) {
-                    continue;
-                }
-                let Ok(bytes) = fs::read(&file) else {
-                    continue;
-                };
-                let (kind, code) = report(outcome, flags);
-                if let Err(e) = write_artifact(flags, kind, &bytes) {
-                    eprintln!("ERROR: {e}");
-                }
-                if !go_on {
-                    self.exit_code = Some(code);
-                }
+        let mut new: Vec<(SystemTime, PathBuf, Outcome, bool)> = kinds
+            .iter()
+            .flat_map(|(dir, outcome, go_on)| {
+                output::visible_entries(dir)
+                    .into_iter()
+                    .filter(|file| !self.reported.contains(file))
+                    .map(move |file| {
+                        let saved = fs::metadata(&file).and_then(|m| m.modified());
+                        (
+                            saved.unwrap_or(SystemTime::UNIX_EPOCH),
+                            file,
+                            *outcome,
+                            *go_on,
+                        )
+                    })
+            })
+            .collect();
+        new.sort_by_key(|(saved, ..)| *saved);
+        for (_, file, outcome, go_on) in new {
+            if self.exit_code.is_some() {
+                return;
+            }
+            let Ok(bytes) = fs::read(&file) else {
+                continue;
+            };
+            self.reported.insert(file);
+            let (kind, code) = report(outcome, flags);
+            if let Err(e) = write_artifact(flags, kind, &bytes) {
+                eprintln!("ERROR: {e}");
+            }
+            if !go_on {
+                self.exit_code = Some(code);
             }
         }
     }

@@ -100,6 +100,7 @@ impl<'a> Tracer<'a> {
             .harness(harness)
             .observers(tuple_list!(cmplog::observer()))
             .timeout(timeout)
+            .crashdump(false)
             .fuzzer(fuzzer)
             .state(state)
             .event_mgr(mgr)

@@ -46,8 +46,8 @@ impl Outcome {
     /// child that ignored its timer and was killed by the backstop did not.
     pub fn reported_by_child(self) -> bool {
         match self {
-            Self::Crash(sig) => stack::reported(sig),
-            Self::Timeout => stack::reported(libc::SIGALRM),
+            Self::Crash(sig) => stack::handles(sig),
+            Self::Timeout => stack::handles(libc::SIGALRM),
             _ => false,
         }
     }

@@ -8,7 +8,7 @@
 use std::{
     ffi::c_void,
     io::Write as _,
-    sync::atomic::{AtomicBool, AtomicU64, Ordering},
+    sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering},
     time::Duration,
 };
 
@@ -53,6 +53,9 @@ static HANDLED: AtomicU64 = AtomicU64::new(0);
 /// in ours, which name the signal.
 static LIBFUZZER_WORDS: AtomicBool = AtomicBool::new(false);
 static LIBFUZZER_TIMEOUT_S: AtomicU64 = AtomicU64::new(0);
+/// With only the first crash report printed: whether it was, in memory the fuzzing clients
+/// share (null otherwise).
+static REPORTED: AtomicPtr<AtomicBool> = AtomicPtr::new(std::ptr::null_mut());
 
 /// Installs the printer for this process and the children it forks (which inherit it).
 pub fn print_on_fatal_signals() {
@@ -66,13 +69,13 @@ pub fn print_on_fatal_signals() {
         ss_size: ALT_STACK_SIZE,
     };
     // SAFETY: the alternate stack is leaked, so it lives as long as the process; the handler
-    // is an `extern "C" fn(c_int)` as `sa_handler` expects, set for signals that end the run
+    // is an `extern "C" fn(c_int, *mut siginfo_t, *mut c_void)` as SA_SIGINFO expects, set for signals that end the run
     // and have no handler yet (a sanitizer's stays: its report says more); `before` is live.
     unsafe {
         libc::sigaltstack(&alt, std::ptr::null_mut());
         let mut action: libc::sigaction = std::mem::zeroed();
         action.sa_sigaction = on_fatal_signal as *const () as usize;
-        action.sa_flags = libc::SA_ONSTACK;
+        action.sa_flags = libc::SA_ONSTACK | libc::SA_SIGINFO;
         libc::sigemptyset(&mut action.sa_mask);
         for sig in FATAL {
             let mut before: libc::sigaction = std::mem::zeroed();
@@ -86,17 +89,51 @@ pub fn print_on_fatal_signals() {
     }
 }
 
-/// [`print_on_fatal_signals`] with libFuzzer's first line (`==PID== ERROR: libFuzzer: deadly
-/// signal`, or `timeout after N seconds` for inputs timed out at `timeout`), which ClusterFuzz
-/// must see before the frames to take its crash state from them. Signals a sanitizer handles
-/// (ClusterFuzz sets `handle_segv=1` and the like) keep its handler: its report says more.
-pub fn print_on_fatal_signals_as_libfuzzer(timeout: Duration) {
+/// Reports from now on (this process's and its children's) open with libFuzzer's first line
+/// (`==PID== ERROR: libFuzzer: deadly signal`, or `timeout after N seconds` for inputs timed
+/// out at `timeout`), which ClusterFuzz must see before the frames to take its crash state
+/// from them. With `first_only`, of the clients' crash reports only the first is printed: the
+/// run ends at its crash, but a restarted client can crash again before it is stopped, and
+/// ClusterFuzz reads every frame that follows the first line into one stack.
+pub fn use_libfuzzer_words(timeout: Duration, first_only: bool) {
     LIBFUZZER_TIMEOUT_S.store(timeout.as_secs().max(1), Ordering::SeqCst);
     LIBFUZZER_WORDS.store(true, Ordering::SeqCst);
-    print_on_fatal_signals();
+    if first_only && REPORTED.load(Ordering::SeqCst).is_null() {
+        // SAFETY: a fresh anonymous mapping, shared with every process forked from now on;
+        // its zeroed bytes are a valid `AtomicBool` (false), and it is never unmapped.
+        let page = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                std::mem::size_of::<AtomicBool>(),
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            )
+        };
+        if page != libc::MAP_FAILED {
+            REPORTED.store(page.cast(), Ordering::SeqCst);
+        }
+    }
 }
 
-extern "C" fn on_fatal_signal(sig: libc::c_int) {
+/// Whether a crash report was printed before (and from now on, one was).
+fn reported_before() -> bool {
+    let flag = REPORTED.load(Ordering::SeqCst);
+    // SAFETY: null, or the shared mapping made in `use_libfuzzer_words`, never unmapped.
+    unsafe { flag.as_ref() }.is_some_and(|flag| flag.swap(true, Ordering::SeqCst))
+}
+
+/// The report of a fuzzing client's input that crashed with `sig` (its first line and stack
+/// from the interrupted frame of `context`, the signal's), unless a sanitizer reported it (or
+/// only the first is printed and one was).
+pub fn report_crash(sig: libc::c_int, context: Option<&libc::ucontext_t>) {
+    if !reported_before() && !sanitizer_report_underway() {
+        report(sig, context.and_then(interrupted_pc));
+    }
+}
+
+extern "C" fn on_fatal_signal(sig: libc::c_int, _: *mut libc::siginfo_t, context: *mut c_void) {
     if sig == libc::SIGALRM && sanitizer_report_underway() {
         // The input crashed and ASan is still writing (symbolizing) its report, which ends in
         // an abort: a crash, not a timeout. The report gets the printer's time limit.
@@ -113,16 +150,36 @@ extern "C" fn on_fatal_signal(sig: libc::c_int) {
         libc::alarm(PRINT_TIME_LIMIT_S);
     }
     if !sanitizer_report_underway() {
-        let header = header(sig);
-        // SAFETY: write(2) of a live buffer to stderr.
-        unsafe { libc::write(2, header.as_ptr().cast(), header.len()) };
-        print_stack();
+        // SAFETY: the kernel passes a SA_SIGINFO handler the interrupted context (or null).
+        let context = unsafe { context.cast::<libc::ucontext_t>().as_ref() };
+        report(sig, context.and_then(interrupted_pc));
     }
     // SAFETY: the default action is back: the process ends by `sig`, as it would have.
     unsafe {
         libc::alarm(0);
         libc::raise(sig);
     }
+}
+
+/// The first line(s), then the stack from the frame at `pc` (the interrupted one).
+fn report(sig: libc::c_int, pc: Option<usize>) {
+    let header = header(sig);
+    // SAFETY: write(2) of a live buffer to stderr.
+    unsafe { libc::write(2, header.as_ptr().cast(), header.len()) };
+    // A fault stops at the faulting instruction; a signal sent (an abort, the timer) arrives
+    // after an instruction, as a call returns.
+    let at_fault = [libc::SIGSEGV, libc::SIGBUS, libc::SIGFPE, libc::SIGILL].contains(&sig);
+    print_stack(pc, at_fault);
+}
+
+/// The instruction a signal interrupted, from its context.
+fn interrupted_pc(context: &libc::ucontext_t) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    return Some(context.uc_mcontext.gregs[libc::REG_RIP as usize] as usize);
+    #[cfg(target_arch = "aarch64")]
+    return Some(context.uc_mcontext.pc as usize);
+    #[allow(unreachable_code)]
+    None
 }
 
 /// The report's first line(s), naming the process as sanitizers do.
@@ -144,39 +201,42 @@ fn header(sig: libc::c_int) -> String {
 }
 
 /// Whether the printer reported a child that `sig` ended (its first line and stack).
-pub fn reported(sig: libc::c_int) -> bool {
+pub fn handles(sig: libc::c_int) -> bool {
     (0..64).contains(&sig) && HANDLED.load(Ordering::SeqCst) & (1 << sig) != 0
 }
 
 /// The stack as sanitizers print theirs (`#N 0xADDR in FUNCTION FILE:LINE:COL`), from the frame
-/// the signal interrupted (the printer's own frames would be taken for the crash's top frames)
-/// to the fuzz target's entry.
-fn print_stack() {
-    let handler = on_fatal_signal as *const () as usize;
+/// the signal interrupted, at `pc` (the handlers' frames would be taken for the crash's top
+/// frames; all frames when it is not found), to the fuzz target's entry; `at_fault`: `pc` is a
+/// faulting instruction's.
+fn print_stack(pc: Option<usize>, at_fault: bool) {
     let mut ips = [std::ptr::null_mut::<c_void>(); MAX_FRAMES];
-    let (mut count, mut handler_at) = (0, None);
+    let mut count = 0;
     // SAFETY: the process is about to end; nothing else runs in it meanwhile.
     unsafe {
         backtrace::trace_unsynchronized(|frame| {
-            if frame.symbol_address() as usize == handler {
-                handler_at = Some(count);
-            }
             ips[count] = frame.ip();
             count += 1;
             count < MAX_FRAMES
         });
     }
-    // Past the handler and the signal trampoline below it; the whole stack if not found.
-    let first = handler_at.map_or(0, |at| (at + 2).min(count));
+    let first = ips[..count]
+        .iter()
+        .position(|&ip| Some(ip as usize) == pc)
+        .unwrap_or(0);
     let mut text = String::new();
     let mut number = 0;
     'frames: for (at, &ip) in ips[first..count].iter().enumerate() {
         if ip.is_null() {
             break;
         }
-        // The interrupted frame's address is the faulting instruction's; the others return
-        // addresses, which symbolizers look up one byte back.
-        let lookup = if at == 0 { ip.wrapping_add(1) } else { ip };
+        // Symbolizers look return addresses up one byte back; a faulting instruction is found
+        // at its own address.
+        let lookup = if at == 0 && at_fault {
+            ip.wrapping_add(1)
+        } else {
+            ip
+        };
         for place in symbolized(lookup) {
             text.push_str(&format!("    #{number} {ip:p} in {place}\n"));
             number += 1;

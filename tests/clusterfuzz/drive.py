@@ -2,8 +2,8 @@
 
 usage: drive.py TARGET WORKDIR SEEDS_DIR [leak]
 
-Steps, as ClusterFuzz and ClusterFuzzLite run them: prepare, fuzz, reproduce, minimize_testcase,
-minimize_corpus. With `leak`, the target leaks memory: fuzz must report the leak as a crash (a
+Steps, as ClusterFuzz and ClusterFuzzLite run them: prepare, fuzz, reproduce (and the crash state
+of the fuzzing log's report against the reproducing run's), minimize_testcase, minimize_corpus. With `leak`, the target leaks memory: fuzz must report the leak as a crash (a
 `leak-` testcase) and reproduce must fail on it; the minimizing steps are left out. Prints one `PASS step` / `FAIL step: why` line per step and exits 1 if any failed.
 """
 import os
@@ -13,6 +13,7 @@ import sys
 from clusterfuzz.environment import Environment
 import clusterfuzz.fuzz
 from clusterfuzz._internal.metrics import logs
+from clusterfuzz.stacktraces import StackParser
 
 
 def log_error(message, **kwargs):
@@ -21,6 +22,14 @@ def log_error(message, **kwargs):
 
 
 logs.log_error = log_error
+
+
+def crash_state(target, output):
+    """(crash type, crash state) as ClusterFuzz's stack parser reads them from `output`."""
+    parser = StackParser(symbolized=True, detect_ooms_and_hangs=True, include_ubsan=True,
+                         fuzz_target=os.path.basename(target))
+    crash = parser.parse(output)
+    return crash.crash_type, crash.crash_state.strip() or "NULL"
 
 
 def files(directory):
@@ -83,6 +92,12 @@ def main():
         reproduced = engine.reproduce(target, crash.input_path, crash.reproduce_args, 60)
         check("reproduce", reproduced.return_code not in (0, 72),
               "exit %s, output %s" % (reproduced.return_code, reproduced.output[-2000:]))
+        # The fuzz task groups a session's crashes, and matches them to filed bugs, by the crash
+        # state of the fuzzing log's report; the reproducing run must name the crash the same.
+        found, again = crash_state(target, crash.stacktrace), crash_state(target, reproduced.output)
+        check("crash_state", found == again and found[1] != "NULL",
+              "fuzzing %s, reproducing %s, fuzzing log %s" % (found, again,
+                                                              crash.stacktrace[-3000:]))
         if leak:
             return 1 if failed else 0
 

@@ -35,6 +35,7 @@ use libafl_bolts::{
 
 use crate::{
     coverage::path_frequencies,
+    target::stack,
     types::{ClientFuzzer, Mgr, State},
 };
 
@@ -71,7 +72,8 @@ impl<OT: ObserversTuple<BytesInput, State>> WatchedExecutor<OT> {
         mgr: &mut Mgr,
         timeout: Duration,
     ) -> Result<Self, Error> {
-        // LibAFL's own timer, armed with zero, stays off.
+        // LibAFL's own timer, armed with zero, stays off; so does its crash dump (registers,
+        // the memory map: 40 KiB a crash), `on_crash` prints the stack instead.
         let mut inner = GenericInProcessExecutorInner::with_timeout_generic::<Self, _>(
             (),
             observers,
@@ -79,7 +81,7 @@ impl<OT: ObserversTuple<BytesInput, State>> WatchedExecutor<OT> {
             state,
             mgr,
             Duration::ZERO,
-            true,
+            false,
         )?;
         let hooks = &mut inner.hooks_mut().0;
         LIBAFL_TIMEOUT_HANDLER.store(hooks.timeout_handler.cast_mut(), Relaxed);
@@ -200,6 +202,9 @@ unsafe fn on_crash(
         }
         return;
     }
+    // What libFuzzer prints (its first line, the stack), where LibAFL's crash dump would print
+    // the handlers' frames and the memory map (`crashdump` is off).
+    stack::report_crash(signal as libc::c_int, context.as_deref());
     // SAFETY: LibAFL's handler, called as LibAFL calls it.
     unsafe { saving_compactly(&LIBAFL_CRASH_HANDLER, signal, info, context, data) }
 }
