@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ClusterFuzz's libFuzzer engine library, from PyPI, in target/clusterfuzz-venv: the libFuzzer
-# contract test (tests/libfuzzer.rs) drives our fuzzers with it, as ClusterFuzz's bots do.
+# contract tests (tests/clusterfuzz.rs) drive our fuzzers with it, as ClusterFuzz's bots do.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv=target/clusterfuzz-venv
