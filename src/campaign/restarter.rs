@@ -31,7 +31,7 @@ use crate::{
     campaign::broker,
     platform::{affinity::CpuSet, output, shmem::SelfCleaningShMemProvider},
     solutions,
-    target::{harness, inflight::InFlight, memory},
+    target::{first_report, harness, inflight::InFlight, memory},
     triage,
     types::{Mgr, SharedMemory, State},
 };
@@ -105,8 +105,10 @@ pub fn client_manager(
                     ));
                 }
                 if staterestorer.has_content() {
-                    // It saved its state (and its crash, if any): the next one resumes.
+                    // It saved its state (and its crash, if any): the next one resumes, unless
+                    // that crash ends the run.
                     in_flight.take();
+                    first_report::hold_client();
                     continue;
                 }
                 let (at_startup, how) =

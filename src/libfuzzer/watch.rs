@@ -104,10 +104,14 @@ impl<'a> Watcher<'a> {
         }
     }
 
-    /// Called between the supervisor's polls: looks now and then; true ends the campaign.
+    /// Called between the supervisor's polls (every 50 ms): looks now and then, and for new
+    /// findings every time (a client restarted after the crash that ends the run could crash
+    /// again before a later look); true ends the campaign.
     pub(super) fn stop_now(&mut self) -> bool {
         if self.last_look.elapsed() >= WATCH_EVERY {
             self.look();
+        } else {
+            self.report_findings();
         }
         self.exit_code.is_some()
     }

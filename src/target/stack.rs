@@ -8,9 +8,11 @@
 use std::{
     ffi::c_void,
     io::Write as _,
-    sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering},
+    sync::atomic::{AtomicBool, AtomicU64, Ordering},
     time::Duration,
 };
+
+use super::first_report;
 
 extern "C" {
     fn lafuzz_sanitizer_symbolize(
@@ -53,9 +55,6 @@ static HANDLED: AtomicU64 = AtomicU64::new(0);
 /// in ours, which name the signal.
 static LIBFUZZER_WORDS: AtomicBool = AtomicBool::new(false);
 static LIBFUZZER_TIMEOUT_S: AtomicU64 = AtomicU64::new(0);
-/// With only the first crash report printed: whether it was, in memory the fuzzing clients
-/// share (null otherwise).
-static REPORTED: AtomicPtr<AtomicBool> = AtomicPtr::new(std::ptr::null_mut());
 
 /// Installs the printer for this process and the children it forks (which inherit it).
 pub fn print_on_fatal_signals() {
@@ -92,43 +91,20 @@ pub fn print_on_fatal_signals() {
 /// Reports from now on (this process's and its children's) open with libFuzzer's first line
 /// (`==PID== ERROR: libFuzzer: deadly signal`, or `timeout after N seconds` for inputs timed
 /// out at `timeout`), which ClusterFuzz must see before the frames to take its crash state
-/// from them. With `first_only`, of the clients' crash reports only the first is printed: the
-/// run ends at its crash, but a restarted client can crash again before it is stopped, and
-/// ClusterFuzz reads every frame that follows the first line into one stack.
+/// from them; with `first_only`, only the first crash is reported (`first_report.rs`).
 pub fn use_libfuzzer_words(timeout: Duration, first_only: bool) {
     LIBFUZZER_TIMEOUT_S.store(timeout.as_secs().max(1), Ordering::SeqCst);
     LIBFUZZER_WORDS.store(true, Ordering::SeqCst);
-    if first_only && REPORTED.load(Ordering::SeqCst).is_null() {
-        // SAFETY: a fresh anonymous mapping, shared with every process forked from now on;
-        // its zeroed bytes are a valid `AtomicBool` (false), and it is never unmapped.
-        let page = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                std::mem::size_of::<AtomicBool>(),
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-                -1,
-                0,
-            )
-        };
-        if page != libc::MAP_FAILED {
-            REPORTED.store(page.cast(), Ordering::SeqCst);
-        }
+    if first_only {
+        first_report::enable();
     }
-}
-
-/// Whether a crash report was printed before (and from now on, one was).
-fn reported_before() -> bool {
-    let flag = REPORTED.load(Ordering::SeqCst);
-    // SAFETY: null, or the shared mapping made in `use_libfuzzer_words`, never unmapped.
-    unsafe { flag.as_ref() }.is_some_and(|flag| flag.swap(true, Ordering::SeqCst))
 }
 
 /// The report of a fuzzing client's input that crashed with `sig` (its first line and stack
 /// from the interrupted frame of `context`, the signal's), unless a sanitizer reported it (or
 /// only the first is printed and one was).
 pub fn report_crash(sig: libc::c_int, context: Option<&libc::ucontext_t>) {
-    if !reported_before() && !sanitizer_report_underway() {
+    if !first_report::taken_before() && !sanitizer_report_underway() {
         report(sig, context.and_then(interrupted_pc));
     }
 }
