@@ -7,8 +7,7 @@
 
 use std::{
     io::{self, Stdout, Write as _},
-    ptr::null_mut,
-    sync::atomic::{AtomicBool, AtomicPtr, Ordering},
+    sync::atomic::{AtomicBool, Ordering},
 };
 
 use ratatui::{
@@ -21,35 +20,19 @@ use ratatui::{
     Frame, Terminal,
 };
 
+use crate::platform::fork_shared::ForkSharedFlag;
+
 /// A flag in memory shared by the supervising process and everything it forks: the screen is
-/// shown. Null until [`share_shown_flag`]; then the broker's copy points to the same page.
-static SHOWN: AtomicPtr<AtomicBool> = AtomicPtr::new(null_mut());
+/// shown. Not shared until [`share_shown_flag`]; then the broker's copy is the same page.
+static SHOWN: ForkSharedFlag = ForkSharedFlag::new();
 
 /// Maps the shared flag; called in the supervising process before the campaign is forked.
 pub fn share_shown_flag() {
-    if !SHOWN.load(Ordering::SeqCst).is_null() {
-        return;
-    }
-    // SAFETY: a fresh anonymous shared mapping of one page, never unmapped (it lives as long
-    // as the process); zeroed memory is a valid, false AtomicBool.
-    let page = unsafe {
-        libc::mmap(
-            null_mut(),
-            4096,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if page != libc::MAP_FAILED {
-        SHOWN.store(page.cast(), Ordering::SeqCst);
-    }
+    SHOWN.share();
 }
 
 fn shown() -> Option<&'static AtomicBool> {
-    // SAFETY: the pointer is null or the mapping made above, which is never unmapped.
-    unsafe { SHOWN.load(Ordering::SeqCst).as_ref() }
+    SHOWN.get()
 }
 
 /// Leaves the alternate screen and shows the cursor if the broker could not (the supervising

@@ -1,7 +1,8 @@
 //! What the campaign needs from the operating system, whatever it fuzzes: shared memory that
 //! cannot outlive the campaign (`shmem.rs`), the process group and its cleanup
 //! (`supervisor.rs`), the output directory's layout and writes (`output.rs`), errors as one
-//! line each (`errors.rs`), the CPUs a client may run on (`affinity.rs`), the `log` crate's
+//! line each (`errors.rs`), the CPUs a client may run on (`affinity.rs`), a flag forked processes
+//! share (`fork_shared.rs`), the `log` crate's
 //! messages on stderr (`logger.rs`) and the numbers a client sends the monitor
 //! (`user_stats.rs`).
 //!
@@ -10,6 +11,7 @@
 
 pub(crate) mod affinity;
 pub(crate) mod errors;
+pub(crate) mod fork_shared;
 pub(crate) mod logger;
 pub mod output;
 pub(crate) mod shmem;

@@ -1,19 +1,20 @@
 //! A run that ends at its first crash (the libFuzzer front end's, without `-ignore_crashes`)
 //! reports only that crash: a client restarted after it could crash again before the campaign
 //! is stopped, and ClusterFuzz reads every frame after the first report's first line (a
-//! sanitizer's report, or ours from `stack.rs`) into one crash state. A flag in memory that
-//! every process forked after `enable` shares says whether the report was printed; restarters
-//! hold a new client back while it is set.
+//! sanitizer's report, or ours from `stack.rs`) into one crash state. A flag that every
+//! process forked after `enable` shares (`platform/fork_shared.rs`) says whether the report
+//! was printed; restarters hold a new client back while it is set.
 
 use std::{
-    ptr,
-    sync::atomic::{AtomicBool, AtomicPtr, Ordering},
+    sync::atomic::{AtomicBool, Ordering},
     thread::sleep,
     time::{Duration, Instant},
 };
 
-/// The flag, in a shared mapping; null where every crash is reported.
-static REPORTED: AtomicPtr<AtomicBool> = AtomicPtr::new(ptr::null_mut());
+use crate::platform::fork_shared::ForkSharedFlag;
+
+/// Shared once `enable`d; never, where every crash is reported.
+static REPORTED: ForkSharedFlag = ForkSharedFlag::new();
 
 /// How long a restarter waits for the stop before it starts a client again (the crash was not
 /// kept as a finding: a flaky one); the front end stops the campaign within 50 ms of it.
@@ -21,29 +22,11 @@ const HOLD: Duration = Duration::from_secs(2);
 
 /// From now on, in this process and those it forks, only the first crash is reported.
 pub fn enable() {
-    if !REPORTED.load(Ordering::SeqCst).is_null() {
-        return;
-    }
-    // SAFETY: a fresh anonymous mapping, shared with every process forked from now on; its
-    // zeroed bytes are a valid `AtomicBool` (false), and it is never unmapped.
-    let page = unsafe {
-        libc::mmap(
-            ptr::null_mut(),
-            std::mem::size_of::<AtomicBool>(),
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_ANONYMOUS,
-            -1,
-            0,
-        )
-    };
-    if page != libc::MAP_FAILED {
-        REPORTED.store(page.cast(), Ordering::SeqCst);
-    }
+    REPORTED.share();
 }
 
 fn flag() -> Option<&'static AtomicBool> {
-    // SAFETY: null, or the shared mapping made in `enable`, never unmapped.
-    unsafe { REPORTED.load(Ordering::SeqCst).as_ref() }
+    REPORTED.get()
 }
 
 /// Called as a crash is reported: whether one was before (then this one is not printed).
