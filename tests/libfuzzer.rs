@@ -78,6 +78,20 @@ fn bot_command_lines_behave_as_libfuzzer() {
     }
 }
 
+/// The crash artifacts a libFuzzer run's log says it wrote (`Test unit written to P/crash-*`).
+fn crash_artifacts(log: &str) -> Vec<PathBuf> {
+    log.lines()
+        .filter_map(|l| {
+            l.split_once("Test unit written to ")
+                .map(|(_, p)| PathBuf::from(p))
+        })
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("crash-"))
+        })
+        .collect()
+}
+
 #[test]
 fn fuzzing_the_libfuzzer_way_writes_the_artifact_and_new_inputs() {
     let tmp = TempDir::new("lf-fuzz");
@@ -102,16 +116,9 @@ fn fuzzing_the_libfuzzer_way_writes_the_artifact_and_new_inputs() {
     let log = text(&out);
     assert_eq!(out.status.code(), Some(77), "{log}");
     // With -fork, timeouts are reported (their artifacts written) and fuzzing goes on.
-    let written = log
-        .lines()
-        .filter_map(|l| {
-            l.split_once("Test unit written to ")
-                .map(|(_, p)| PathBuf::from(p))
-        })
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("crash-"))
-        })
+    let written = crash_artifacts(&log)
+        .into_iter()
+        .next()
         .unwrap_or_else(|| panic!("no crash artifact line: {log}"));
     assert!(written.starts_with(&artifacts), "{log}");
     let name = written.file_name().unwrap().to_str().unwrap().to_string();
@@ -224,15 +231,17 @@ fn ignoring_crashes_writes_each_and_ends_at_max_total_time(binary: &Path, tmp: &
     let log = text(&out);
     assert_eq!(out.status.code(), Some(0), "{log}");
     assert!(started.elapsed() >= Duration::from_secs(8), "{log}");
-    let written: Vec<&str> = log
-        .lines()
-        .filter_map(|l| l.split_once("Test unit written to ").map(|(_, p)| p))
-        .filter(|p| p.contains("/crash-"))
-        .collect();
+    let written = crash_artifacts(&log);
     assert!(written.len() >= 2, "fewer than two crashes written: {log}");
     for path in written {
-        let again = run(binary, &[path]);
-        assert_eq!(again.status.code(), Some(77), "{path}: {}", text(&again));
+        let again = run(binary, &[path.to_str().unwrap()]);
+        assert_eq!(
+            again.status.code(),
+            Some(77),
+            "{}: {}",
+            path.display(),
+            text(&again)
+        );
     }
     assert!(log.contains("Done "), "{log}");
 }

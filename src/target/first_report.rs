@@ -6,7 +6,7 @@
 //! was printed; restarters hold a new client back while it is set.
 
 use std::{
-    sync::atomic::{AtomicBool, Ordering},
+    sync::atomic::Ordering,
     thread::sleep,
     time::{Duration, Instant},
 };
@@ -25,19 +25,17 @@ pub fn enable() {
     REPORTED.share();
 }
 
-fn flag() -> Option<&'static AtomicBool> {
-    REPORTED.get()
-}
-
 /// Called as a crash is reported: whether one was before (then this one is not printed).
 pub fn taken_before() -> bool {
-    flag().is_some_and(|reported| reported.swap(true, Ordering::SeqCst))
+    REPORTED
+        .get()
+        .is_some_and(|reported| reported.swap(true, Ordering::SeqCst))
 }
 
 /// In a restarter, before it starts a client again: while the run's crash was reported, waits
 /// for the stop (up to `HOLD`, then reports go on).
 pub fn hold_client() {
-    let Some(reported) = flag() else {
+    let Some(reported) = REPORTED.get() else {
         return;
     };
     let until = Instant::now() + HOLD;

@@ -68,8 +68,9 @@ pub fn print_on_fatal_signals() {
         ss_size: ALT_STACK_SIZE,
     };
     // SAFETY: the alternate stack is leaked, so it lives as long as the process; the handler
-    // is an `extern "C" fn(c_int, *mut siginfo_t, *mut c_void)` as SA_SIGINFO expects, set for signals that end the run
-    // and have no handler yet (a sanitizer's stays: its report says more); `before` is live.
+    // is an `extern "C" fn(c_int, *mut siginfo_t, *mut c_void)` as SA_SIGINFO expects, set
+    // for signals that end the run and have no handler yet (a sanitizer's stays: its report
+    // says more); `before` is live.
     unsafe {
         libc::sigaltstack(&alt, std::ptr::null_mut());
         let mut action: libc::sigaction = std::mem::zeroed();
