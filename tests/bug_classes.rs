@@ -16,13 +16,7 @@ use common::*;
 
 /// `source` built by our wrapper into `dir/name` (`flags` before the source, `libs` after).
 fn ours(dir: &Path, name: &str, source: &str, flags: &[&str], libs: &[&str]) -> PathBuf {
-    build(
-        Command::new(target_dir().join("release/libafl_cc")),
-        dir.join(name),
-        source,
-        flags,
-        libs,
-    )
+    build(&libafl_cc(), dir.join(name), source, flags, libs)
 }
 
 fn command(binary: &Path, args: &[&str]) -> Command {
@@ -35,22 +29,14 @@ const ASAN: [&str; 1] = ["-fsanitize=address"];
 
 /// `source` built with libFuzzer itself (`-fsanitize=fuzzer`, plus `flags`).
 fn libfuzzer(dir: &Path, name: &str, source: &str, flags: &[&str], libs: &[&str]) -> PathBuf {
-    let mut clang = Command::new("clang-19");
-    clang.arg("-fsanitize=fuzzer");
-    build(clang, dir.join(name), source, flags, libs)
+    let flags = [&["-fsanitize=fuzzer"], flags].concat();
+    build(Path::new("clang-19"), dir.join(name), source, &flags, libs)
 }
 
-fn build(mut cc: Command, binary: PathBuf, source: &str, flags: &[&str], libs: &[&str]) -> PathBuf {
-    let status = cc
-        .args(["-O1", "-g"])
-        .args(flags)
-        .arg(root().join(source))
-        .arg("-o")
-        .arg(&binary)
-        .args(libs)
-        .status()
-        .unwrap();
-    assert!(status.success(), "building {} failed", binary.display());
+/// `source` (under `harnesses/`, or absolute) built at `-O1 -g` plus `flags`.
+fn build(cc: &Path, binary: PathBuf, source: &str, flags: &[&str], libs: &[&str]) -> PathBuf {
+    let flags = [&["-O1", "-g"], flags].concat();
+    compile(cc, &flags, source, &binary, libs);
     binary
 }
 
@@ -87,7 +73,7 @@ const LEAK_NOTE: &str = "INFO: to ignore leaks on libFuzzer side use -detect_lea
 #[test]
 fn a_leak_ends_the_libfuzzer_way_run_as_in_libfuzzer_and_its_artifact_reproduces() {
     let tmp = TempDir::new("leak-lf");
-    let source = "harnesses/leak/leak.c";
+    let source = "leak/leak.c";
     let builds = [
         ours(tmp.path(), "ours", source, &["-fsanitize=address"], &[]),
         libfuzzer(
@@ -142,7 +128,7 @@ fn a_leak_ends_the_libfuzzer_way_run_as_in_libfuzzer_and_its_artifact_reproduces
 #[test]
 fn fuzz_saves_leaks_and_goes_on_in_direct_and_fork_mode() {
     let tmp = TempDir::new("leak-fuzz");
-    let target = ours(tmp.path(), "leak", "harnesses/leak/leak.c", &ASAN, &[]);
+    let target = ours(tmp.path(), "leak", "leak/leak.c", &ASAN, &[]);
     let seeds = tmp.seeds(&[("seed", "xxxx")]);
     for mode in ["direct", "fork"] {
         let out = tmp.path().join(mode);
@@ -186,7 +172,7 @@ fn fuzz_saves_leaks_and_goes_on_in_direct_and_fork_mode() {
 #[test]
 fn value_profile_solves_a_comparison_input_to_state_cannot() {
     let tmp = TempDir::new("value-profile");
-    let source = "harnesses/valueprofile/valueprofile.c";
+    let source = "valueprofile/valueprofile.c";
     let target = ours(tmp.path(), "vp", source, &[], &[]);
     let seeds = tmp.seeds(&[("seed", "xxxx")]);
     // The same budget of executions (not of time: the machine is shared), side by side: with
@@ -247,7 +233,7 @@ const ZLIB_FUZ: [u8; 11] = [120, 156, 115, 11, 141, 2, 0, 1, 217, 0, 246];
 #[test]
 fn a_custom_mutator_reaches_what_raw_mutations_cannot() {
     let tmp = TempDir::new("custom-mutator");
-    let source = "harnesses/compressed/compressed.c";
+    let source = "compressed/compressed.c";
     // ASan builds, as OSS-Fuzz's: its allocator also keeps zlib's large buffers from going
     // back to the kernel after every call (three times the speed of glibc's here).
     let (asan, plain_flags) = (
@@ -308,13 +294,7 @@ fn a_custom_mutator_reaches_what_raw_mutations_cannot() {
 #[test]
 fn an_asan_report_in_direct_mode_is_a_crash_that_replays_with_the_report() {
     let tmp = TempDir::new("asan-direct");
-    let target = ours(
-        tmp.path(),
-        "overflow",
-        "harnesses/asan/overflow.c",
-        &ASAN,
-        &[],
-    );
+    let target = ours(tmp.path(), "overflow", "asan/overflow.c", &ASAN, &[]);
     let seeds = tmp.seeds(&[("near", "OVEX")]);
     let out = tmp.path().join("out");
     // A 10 ms timeout, shorter than writing the symbolized report takes: the input is a

@@ -3,22 +3,20 @@
 
 mod common;
 
-use std::{fs, path::Path, path::PathBuf, process::Command};
+use std::{fs, path::Path, path::PathBuf};
 
 use common::*;
 
 /// crashme built with `libafl_cc --coverage` into `dir`.
 fn coverage_build(dir: &Path) -> PathBuf {
     let binary = dir.join("crashme-cov");
-    let built = Command::new(target_dir().join("release/libafl_cc"))
-        .arg("--coverage")
-        .arg("-O1")
-        .arg(root().join("harnesses/crashme/crashme.c"))
-        .arg("-o")
-        .arg(&binary)
-        .status()
-        .unwrap();
-    assert!(built.success(), "libafl_cc --coverage failed");
+    compile(
+        &libafl_cc(),
+        &["--coverage", "-O1"],
+        "crashme/crashme.c",
+        &binary,
+        &[],
+    );
     binary
 }
 

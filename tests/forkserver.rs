@@ -97,17 +97,12 @@ fn persistent_mode_on_our_standalone_target() {
 
 /// crashme built by AFL++'s afl-clang-fast with its libFuzzer driver.
 fn afl_build(dir: &Path) -> PathBuf {
-    let out = dir.join("crashme-afl");
-    let status = Command::new("afl-clang-fast")
-        .args(["-O2", "-fsanitize=fuzzer"])
-        .arg(root().join("harnesses/crashme/crashme.c"))
-        .arg("-o")
-        .arg(&out)
-        .env("AFL_QUIET", "1")
-        .status()
-        .unwrap();
-    assert!(status.success(), "afl-clang-fast failed");
-    out
+    crashme_build(
+        "afl-clang-fast",
+        &["-O2", "-fsanitize=fuzzer"],
+        dir,
+        "crashme-afl",
+    )
 }
 
 #[test]
@@ -202,17 +197,8 @@ fn afl_style_program_with_its_own_main_builds_and_fuzzes_unchanged() {
 fn asan_reports_are_crashes_in_persistent_mode() {
     let tmp = TempDir::new("asan");
     let target = tmp.path().join("overflow-asan");
-    let built = Command::new(target_dir().join("release/libafl_cc"))
-        .args(["--standalone", "-O1", "-fsanitize=address"])
-        .arg(root().join("harnesses/asan/overflow.c"))
-        .arg("-o")
-        .arg(&target)
-        .status()
-        .unwrap();
-    assert!(
-        built.success(),
-        "ASan build failed (libclang-rt-19-dev installed?)"
-    );
+    let flags = ["--standalone", "-O1", "-fsanitize=address"];
+    compile(&libafl_cc(), &flags, "asan/overflow.c", &target, &[]);
     let seeds = tmp.seeds(&[("near", "OVEX")]);
     let out = tmp.path().join("out");
     let args = ["--max-time", "120", "--", target.to_str().unwrap()];

@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::{process::Command, thread::sleep, time::Duration};
+use std::{thread::sleep, time::Duration};
 
 use common::*;
 
@@ -14,14 +14,13 @@ use common::*;
 fn unstable_edges_show_in_stability_and_add_nothing_to_the_corpus() {
     let tmp = TempDir::new("stability");
     let target = tmp.path().join("unstable");
-    let built = Command::new(root().join("target/release/libafl_cc"))
-        .args(["-O1", "-g"])
-        .arg(root().join("harnesses/unstable/unstable.c"))
-        .arg("-o")
-        .arg(&target)
-        .status()
-        .unwrap();
-    assert!(built.success());
+    compile(
+        &libafl_cc(),
+        &["-O1", "-g"],
+        "unstable/unstable.c",
+        &target,
+        &[],
+    );
     let seeds = tmp.seeds(&[("a", "A")]);
     let out = tmp.path().join("out");
     let mut campaign = Campaign::fuzz(&target, "direct", &seeds, &out, &["--max-time", "60"]);

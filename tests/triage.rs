@@ -6,7 +6,7 @@
 
 mod common;
 
-use std::{fs, path::Path, process::Command, time::Duration};
+use std::{fs, path::Path, time::Duration};
 
 use common::*;
 
@@ -27,14 +27,13 @@ fn field<'a>(text: &'a str, name: &str) -> &'a str {
 fn two_bugs_on_one_path_are_two_buckets_and_triage_lists_them() {
     let tmp = TempDir::new("triage-buckets");
     let target = tmp.path().join("buckets");
-    let built = Command::new(target_dir().join("release/libafl_cc"))
-        .args(["-O1", "-g"])
-        .arg(root().join("harnesses/buckets/buckets.c"))
-        .arg("-o")
-        .arg(&target)
-        .status()
-        .unwrap();
-    assert!(built.success());
+    compile(
+        &libafl_cc(),
+        &["-O1", "-g"],
+        "buckets/buckets.c",
+        &target,
+        &[],
+    );
     let seeds = tmp.seeds(&[
         ("fpe", "D0x"),
         ("segv", "D1!"),

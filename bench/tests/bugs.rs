@@ -47,7 +47,7 @@ fn every_bug_target_builds_and_every_reproducer_is_its_bug() {
 }
 
 #[test]
-fn a_short_bug_run_writes_its_table_csv_and_plot() {
+fn a_short_bug_run_writes_its_table_csv_and_plot_over_two_trials() {
     let out = std::env::temp_dir().join(format!("lafuzz-bench-bugs-{}", std::process::id()));
     let _ = fs::remove_dir_all(&out);
     let status = bench()
@@ -58,6 +58,8 @@ fn a_short_bug_run_writes_its_table_csv_and_plot() {
             "expat",
             "--bug-cap",
             "3",
+            "--trials",
+            "2",
             "--out",
         ])
         .arg(&out)
@@ -69,6 +71,13 @@ fn a_short_bug_run_writes_its_table_csv_and_plot() {
     assert!(csv.contains("expat,libfuzzer,0,EXPAT-1,"), "{csv}");
     let table = fs::read_to_string(out.join("bugs.md")).unwrap();
     assert!(table.contains("| EXPAT-1 | expat |"), "{table}");
+    assert!(csv.contains("expat,ours-direct,1,EXPAT-1,"), "{csv}");
+    // Two trials: each fuzzer's first against its second, as chance alone would move them.
+    assert!(
+        table.contains("Chance alone: each fuzzer's first 1 trial(s) against its next 1")
+            && table.contains(" ours-direct: found in fewer trials on "),
+        "{table}"
+    );
     let png = fs::read(out.join("bugs-survival.png")).unwrap();
     assert!(
         png.starts_with(b"\x89PNG"),

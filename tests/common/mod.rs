@@ -38,18 +38,48 @@ pub fn fuzzer(name: &str) -> PathBuf {
     path
 }
 
+/// `compiler FLAGS harnesses/SOURCE -o OUT LIBS`, which must succeed (`AFL_QUIET` keeps AFL++'s
+/// compilers as quiet as the others).
+pub fn compile(compiler: &Path, flags: &[&str], source: &str, out: &Path, libs: &[&str]) {
+    let status = Command::new(compiler)
+        .args(flags)
+        .arg(root().join("harnesses").join(source))
+        .arg("-o")
+        .arg(out)
+        .args(libs)
+        .env("AFL_QUIET", "1")
+        .status()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", compiler.display()));
+    assert!(
+        status.success(),
+        "{} {} {source} failed: {status}",
+        compiler.display(),
+        flags.join(" ")
+    );
+}
+
+/// Our compiler wrapper, built by `cargo make build`.
+pub fn libafl_cc() -> PathBuf {
+    target_dir().join("release/libafl_cc")
+}
+
+/// The crashme harness built by a peer's `compiler` with `flags` into `dir/name`.
+pub fn crashme_build(compiler: &str, flags: &[&str], dir: &Path, name: &str) -> PathBuf {
+    let binary = dir.join(name);
+    compile(
+        Path::new(compiler),
+        flags,
+        "crashme/crashme.c",
+        &binary,
+        &[],
+    );
+    binary
+}
+
 /// The crashme harness built with libFuzzer itself, the control.
 pub fn libfuzzer_build(dir: &Path) -> PathBuf {
-    let binary = dir.join("crashme-libfuzzer");
-    let status = Command::new("clang-19")
-        .args(["-g", "-fsanitize=fuzzer,address"])
-        .arg(root().join("harnesses/crashme/crashme.c"))
-        .arg("-o")
-        .arg(&binary)
-        .status()
-        .unwrap();
-    assert!(status.success(), "clang-19 -fsanitize=fuzzer failed");
-    binary
+    let flags = ["-g", "-fsanitize=fuzzer,address"];
+    crashme_build("clang-19", &flags, dir, "crashme-libfuzzer")
 }
 
 pub fn corpus(name: &str) -> PathBuf {

@@ -1,9 +1,9 @@
 //! The bug benchmark's results: median time to each bug per fuzzer and in how many trials it
 //! was found, ours against the best peer, and the survival plot (bugs found over time).
 
-use std::{fmt::Write as _, fs, path::Path, process::Command};
+use std::{fmt::Write as _, fs, ops::Range, path::Path, process::Command};
 
-use harness_builder::bugs::BUGS;
+use harness_builder::bugs::{Bug, BUGS};
 
 use super::BugRun;
 
@@ -18,10 +18,12 @@ fn fuzzers(runs: &[BugRun]) -> Vec<&'static str> {
     names
 }
 
-/// Each trial's time to `bug` for `fuzzer` (None: not found within the cap).
-fn times(runs: &[BugRun], fuzzer: &str, bug: &str) -> Vec<Option<f64>> {
+/// Each trial's time to `bug` for `fuzzer` (None: not found within the cap), over the trials
+/// `trials` holds.
+fn times(runs: &[BugRun], fuzzer: &str, bug: &str, trials: Range<usize>) -> Vec<Option<f64>> {
     runs.iter()
-        .filter(|r| r.fuzzer == fuzzer && super::bugs_of(r.target).iter().any(|b| b.id == bug))
+        .filter(|r| r.fuzzer == fuzzer && trials.contains(&r.trial))
+        .filter(|r| super::bugs_of(r.target).iter().any(|b| b.id == bug))
         .map(|r| r.found.iter().find(|(id, _)| *id == bug).map(|(_, s)| *s))
         .collect()
 }
@@ -51,11 +53,65 @@ fn cell(times: &[Option<f64>]) -> String {
     }
 }
 
-/// Markdown: one row per bug, one column per fuzzer, then ours against the best peer; and
-/// the goals of the benchmark checked.
+/// One median time to a bug against another, as the goals count it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Versus {
+    /// `first / second`: both found the bug in more than half their trials.
+    Ratio(f64),
+    FirstOnly,
+    SecondOnly,
+    Neither,
+}
+
+impl Versus {
+    fn of(first: Option<f64>, second: Option<f64>) -> Self {
+        match (first, second) {
+            // Under a second both are "at once": no ratio of two timer ticks.
+            (Some(a), Some(b)) => Self::Ratio(a / b.max(1.0)),
+            (Some(_), None) => Self::FirstOnly,
+            (None, Some(_)) => Self::SecondOnly,
+            (None, None) => Self::Neither,
+        }
+    }
+}
+
+/// The goals counted over bugs: trials lost, and the medians compared where the second side
+/// has one (at most 0.5x, over 1.0x).
+#[derive(Debug, Default, PartialEq)]
+struct Tally {
+    fewer_trials: usize,
+    compared: usize,
+    at_half: usize,
+    over_one: usize,
+}
+
+impl Tally {
+    fn add(&mut self, versus: Versus, fewer_trials: bool) {
+        self.fewer_trials += usize::from(fewer_trials);
+        match versus {
+            Versus::Ratio(r) => {
+                self.compared += 1;
+                self.at_half += usize::from(r <= 0.5);
+                self.over_one += usize::from(r > 1.0);
+            }
+            Versus::SecondOnly => {
+                self.compared += 1;
+                self.over_one += 1;
+            }
+            Versus::FirstOnly | Versus::Neither => {}
+        }
+    }
+}
+
+/// Markdown: one row per bug, one column per fuzzer, then ours against the best peer; the
+/// goals of the benchmark checked; and, with two trials or more, the same goals checked for
+/// each fuzzer against itself (its first half of the trials against its second), which shows
+/// how far medians of that many trials move by chance alone.
 pub fn summary(runs: &[BugRun], cap: u64, trials: usize) -> String {
     let names = fuzzers(runs);
     let ours = names.iter().copied().find(|n| n.starts_with("ours"));
+    let peers: Vec<&str> = names.iter().copied().filter(|n| Some(*n) != ours).collect();
+    let all = 0..trials;
     let mut text = format!(
         "## Bugs: time to each real bug (median of {trials} trial(s), cap {cap} s; (k/n): \
          trials that found it)\n\n| bug | target |"
@@ -66,52 +122,78 @@ pub fn summary(runs: &[BugRun], cap: u64, trials: usize) -> String {
     text.push_str(" ours / best peer |\n|---|---|");
     text.push_str(&"---|".repeat(names.len() + 1));
     text.push('\n');
-    let (mut compared, mut at_half, mut over_one, mut missed) = (0, 0, 0, 0);
-    for bug in BUGS
-        .iter()
-        .filter(|b| runs.iter().any(|r| r.target == b.target))
-    {
+    let mut goals = Tally::default();
+    for bug in benched(runs) {
         let _ = write!(text, "| {} | {} |", bug.id, bug.target);
         for n in &names {
-            let _ = write!(text, " {} |", cell(&times(runs, n, bug.id)));
+            let _ = write!(text, " {} |", cell(&times(runs, n, bug.id, all.clone())));
         }
-        let found_in = |n: &str| times(runs, n, bug.id).iter().flatten().count();
-        let peers: Vec<&str> = names.iter().copied().filter(|n| Some(*n) != ours).collect();
+        let found_in = |n: &str| times(runs, n, bug.id, all.clone()).iter().flatten().count();
         let best_peer = peers
             .iter()
-            .filter_map(|n| median(&times(runs, n, bug.id)))
+            .filter_map(|n| median(&times(runs, n, bug.id, all.clone())))
             .min_by(f64::total_cmp);
-        let ours_median = ours.and_then(|o| median(&times(runs, o, bug.id)));
-        if let Some(o) = ours {
-            if peers.iter().any(|p| found_in(p) > found_in(o)) {
-                missed += 1;
-            }
-        }
-        let ratio = match (ours_median, best_peer) {
-            (Some(o), Some(p)) => {
-                compared += 1;
-                let r = o / p.max(1.0);
-                at_half += usize::from(r <= 0.5);
-                over_one += usize::from(r > 1.0);
-                format!("{r:.2}x")
-            }
-            (Some(_), None) => "only ours".into(),
-            (None, Some(_)) => {
-                compared += 1;
-                over_one += 1;
-                "peers only".into()
-            }
-            (None, None) => "none".into(),
+        let versus = Versus::of(
+            ours.and_then(|o| median(&times(runs, o, bug.id, all.clone()))),
+            best_peer,
+        );
+        let missed = ours.is_some_and(|o| peers.iter().any(|p| found_in(p) > found_in(o)));
+        goals.add(versus, missed);
+        let cell = match versus {
+            Versus::Ratio(r) => format!("{r:.2}x"),
+            Versus::FirstOnly => "only ours".into(),
+            Versus::SecondOnly => "peers only".into(),
+            Versus::Neither => "none".into(),
         };
-        let _ = writeln!(text, " {ratio} |");
+        let _ = writeln!(text, " {cell} |");
     }
     let _ = writeln!(
         text,
-        "\nGoals: bugs a peer found in more trials than ours: {missed} (goal 0); of {compared} \
-         bug(s) with a median for ours or a peer, ours at most 0.5x the best peer on {at_half} \
-         (goal: half), over 1.0x on {over_one} (goal 0)."
+        "\nGoals: bugs a peer found in more trials than ours: {} (goal 0); of {} bug(s) with a \
+         median for a peer, ours at most 0.5x the best peer on {} (goal: half), over 1.0x on {} \
+         (goal 0).",
+        goals.fewer_trials, goals.compared, goals.at_half, goals.over_one
     );
+    let half = trials / 2;
+    if half > 0 {
+        let _ = write!(
+            text,
+            "\nChance alone: each fuzzer's first {half} trial(s) against its next {half}, counted \
+             as the goals count ours against the best peer:"
+        );
+        for n in &names {
+            let t = against_itself(runs, n, half);
+            let _ = write!(
+                text,
+                " {n}: found in fewer trials on {}, at most 0.5x on {} and over 1.0x on {} of {};",
+                t.fewer_trials, t.at_half, t.over_one, t.compared
+            );
+        }
+        text.pop();
+        text.push_str(".\n");
+    }
     text
+}
+
+/// The bugs of the targets that `runs` ran on.
+fn benched(runs: &[BugRun]) -> impl Iterator<Item = &'static Bug> + '_ {
+    BUGS.iter()
+        .filter(|b| runs.iter().any(|r| r.target == b.target))
+}
+
+/// The goals' counts for `fuzzer`'s trials `0..half` against its trials `half..2 * half`.
+fn against_itself(runs: &[BugRun], fuzzer: &str, half: usize) -> Tally {
+    let mut tally = Tally::default();
+    for bug in benched(runs) {
+        let first = times(runs, fuzzer, bug.id, 0..half);
+        let second = times(runs, fuzzer, bug.id, half..2 * half);
+        let found_in = |t: &[Option<f64>]| t.iter().flatten().count();
+        tally.add(
+            Versus::of(median(&first), median(&second)),
+            found_in(&second) > found_in(&first),
+        );
+    }
+    tally
 }
 
 /// `bugs-survival.png`: per fuzzer, bugs found (mean over trials) against time, by gnuplot.
@@ -162,5 +244,38 @@ mod tests {
         assert_eq!(median(&[Some(10.0), None, Some(30.0)]), Some(30.0));
         assert_eq!(median(&[Some(10.0), None, None]), None);
         assert_eq!(median(&[Some(10.0), Some(20.0)]), Some(15.0));
+    }
+
+    fn run(trial: usize, found: Vec<(&'static str, f64)>) -> BugRun {
+        BugRun {
+            target: "oniguruma",
+            fuzzer: "ours-direct",
+            trial,
+            found,
+        }
+    }
+
+    #[test]
+    fn a_fuzzer_against_itself_is_counted_as_ours_against_a_peer() {
+        let runs = vec![
+            run(0, vec![("ONIG-1", 10.0)]),
+            run(1, vec![("ONIG-1", 20.0)]),
+            run(2, vec![("ONIG-1", 100.0), ("ONIG-3", 5.0)]),
+            run(3, vec![("ONIG-1", 200.0), ("ONIG-3", 7.0)]),
+        ];
+        // ONIG-1: 15 s against 150 s, at most 0.5x; ONIG-3 only in the second half: over
+        // 1.0x and found in fewer trials; ONIG-2 and ONIG-4 in neither: not compared.
+        let expected = Tally {
+            fewer_trials: 1,
+            compared: 2,
+            at_half: 1,
+            over_one: 1,
+        };
+        assert_eq!(against_itself(&runs, "ours-direct", 2), expected);
+        let text = summary(&runs, 60, 4);
+        assert!(text.contains(
+            "ours-direct: found in fewer trials on 1, at most 0.5x on 1 and over 1.0x on 1 of 2."
+        ));
+        assert!(!summary(&runs[..1], 60, 1).contains("Chance alone"));
     }
 }
