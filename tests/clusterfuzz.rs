@@ -11,7 +11,7 @@ use std::{
     time::Duration,
 };
 
-use common::{fuzzer, libfuzzer_build, root, run_limited, target_dir, text, TempDir};
+use common::{fuzzer, libafl_cc, libfuzzer_build, root, run_limited, text, TempDir};
 
 /// The Python that has ClusterFuzz's engine library.
 fn clusterfuzz_python() -> PathBuf {
@@ -65,11 +65,7 @@ fn clusterfuzz_engine_reports_a_leak_as_a_crash_and_reproduces_it_on_ours_and_on
     let seeds = tmp.seeds(&[("seed", "xxxx")]);
     let leak = root().join("harnesses/leak/leak.c");
     let builds = [
-        (
-            target_dir().join("release/libafl_cc"),
-            "-fsanitize=address",
-            "ours",
-        ),
+        (libafl_cc(), "-fsanitize=address", "ours"),
         ("clang-19".into(), "-fsanitize=fuzzer,address", "control"),
     ];
     for (compiler, flag, name) in builds {

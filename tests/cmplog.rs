@@ -161,7 +161,7 @@ fn wrapper_ir_functions(source: &str, tag: &str) -> Vec<(String, Vec<String>)> {
     let tmp = TempDir::new(tag);
     let c = tmp.path().join("cmp.c");
     std::fs::write(&c, source).unwrap();
-    let output = std::process::Command::new(target_dir().join("release/libafl_cc"))
+    let output = std::process::Command::new(libafl_cc())
         .args(["-O2", "-S", "-emit-llvm", "-o", "-"])
         .arg(&c)
         .output()

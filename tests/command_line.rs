@@ -63,7 +63,7 @@ fn our_warnings_are_printed() {
          int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { return n ? helper(d[0]) * 0 : 0; }\n",
     )
     .unwrap();
-    let cc = target_dir().join("release/libafl_cc");
+    let cc = libafl_cc();
     let built = Command::new(&cc)
         .current_dir(dir)
         .args(["-shared", "-fPIC", "helper.c", "-o", "libhelper.so"])

@@ -12,7 +12,9 @@ use std::{
     time::{Duration, Instant},
 };
 
-use common::{fuzzer, libfuzzer_build, root, run, run_limited, target_dir, text, TempDir};
+use common::{
+    fuzzer, libafl_cc, libfuzzer_build, root, run, run_limited, target_dir, text, TempDir,
+};
 
 #[test]
 fn bot_command_lines_behave_as_libfuzzer() {
@@ -178,7 +180,7 @@ fn oss_fuzz_style_build_script_makes_our_fuzzer() {
         .env("SRC", &src)
         .env("WORK", &work)
         .env("OUT", &out)
-        .env("CC", target_dir().join("release/libafl_cc"))
+        .env("CC", libafl_cc())
         .env("CXX", target_dir().join("release/libafl_cxx"))
         .env("CFLAGS", flags)
         .env("CXXFLAGS", flags)

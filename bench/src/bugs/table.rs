@@ -45,8 +45,13 @@ pub fn median(times: &[Option<f64>]) -> Option<f64> {
     m.is_finite().then_some(m)
 }
 
+/// In how many trials the bug was found.
+fn found(times: &[Option<f64>]) -> usize {
+    times.iter().flatten().count()
+}
+
 fn cell(times: &[Option<f64>]) -> String {
-    let found = times.iter().filter(|t| t.is_some()).count();
+    let found = found(times);
     match median(times) {
         Some(m) => format!("{m:.0} s ({found}/{})", times.len()),
         None => format!("- ({found}/{})", times.len()),
@@ -109,9 +114,7 @@ impl Tally {
 /// how far medians of that many trials move by chance alone.
 pub fn summary(runs: &[BugRun], cap: u64, trials: usize) -> String {
     let names = fuzzers(runs);
-    let ours = names.iter().copied().find(|n| n.starts_with("ours"));
-    let peers: Vec<&str> = names.iter().copied().filter(|n| Some(*n) != ours).collect();
-    let all = 0..trials;
+    let ours_at = names.iter().position(|n| n.starts_with("ours"));
     let mut text = format!(
         "## Bugs: time to each real bug (median of {trials} trial(s), cap {cap} s; (k/n): \
          trials that found it)\n\n| bug | target |"
@@ -125,19 +128,23 @@ pub fn summary(runs: &[BugRun], cap: u64, trials: usize) -> String {
     let mut goals = Tally::default();
     for bug in benched(runs) {
         let _ = write!(text, "| {} | {} |", bug.id, bug.target);
-        for n in &names {
-            let _ = write!(text, " {} |", cell(&times(runs, n, bug.id, all.clone())));
-        }
-        let found_in = |n: &str| times(runs, n, bug.id, all.clone()).iter().flatten().count();
-        let best_peer = peers
+        // Each fuzzer's times, in the order of `names`.
+        let each: Vec<Vec<Option<f64>>> = names
             .iter()
-            .filter_map(|n| median(&times(runs, n, bug.id, all.clone())))
-            .min_by(f64::total_cmp);
-        let versus = Versus::of(
-            ours.and_then(|o| median(&times(runs, o, bug.id, all.clone()))),
-            best_peer,
-        );
-        let missed = ours.is_some_and(|o| peers.iter().any(|p| found_in(p) > found_in(o)));
+            .map(|n| times(runs, n, bug.id, 0..trials))
+            .collect();
+        for t in &each {
+            let _ = write!(text, " {} |", cell(t));
+        }
+        let ours = ours_at.map(|i| &each[i]);
+        let peers = || {
+            (0..each.len())
+                .filter(|i| Some(*i) != ours_at)
+                .map(|i| &each[i])
+        };
+        let best_peer = peers().filter_map(|t| median(t)).min_by(f64::total_cmp);
+        let versus = Versus::of(ours.and_then(|t| median(t)), best_peer);
+        let missed = ours.is_some_and(|o| peers().any(|p| found(p) > found(o)));
         goals.add(versus, missed);
         let cell = match versus {
             Versus::Ratio(r) => format!("{r:.2}x"),
@@ -156,21 +163,22 @@ pub fn summary(runs: &[BugRun], cap: u64, trials: usize) -> String {
     );
     let half = trials / 2;
     if half > 0 {
-        let _ = write!(
+        let each: Vec<String> = names
+            .iter()
+            .map(|n| {
+                let t = against_itself(runs, n, half);
+                format!(
+                    "{n}: found in fewer trials on {}, at most 0.5x on {} and over 1.0x on {} of {}",
+                    t.fewer_trials, t.at_half, t.over_one, t.compared
+                )
+            })
+            .collect();
+        let _ = writeln!(
             text,
             "\nChance alone: each fuzzer's first {half} trial(s) against its next {half}, counted \
-             as the goals count ours against the best peer:"
+             as the goals count ours against the best peer: {}.",
+            each.join("; ")
         );
-        for n in &names {
-            let t = against_itself(runs, n, half);
-            let _ = write!(
-                text,
-                " {n}: found in fewer trials on {}, at most 0.5x on {} and over 1.0x on {} of {};",
-                t.fewer_trials, t.at_half, t.over_one, t.compared
-            );
-        }
-        text.pop();
-        text.push_str(".\n");
     }
     text
 }
@@ -187,10 +195,9 @@ fn against_itself(runs: &[BugRun], fuzzer: &str, half: usize) -> Tally {
     for bug in benched(runs) {
         let first = times(runs, fuzzer, bug.id, 0..half);
         let second = times(runs, fuzzer, bug.id, half..2 * half);
-        let found_in = |t: &[Option<f64>]| t.iter().flatten().count();
         tally.add(
             Versus::of(median(&first), median(&second)),
-            found_in(&second) > found_in(&first),
+            found(&second) > found(&first),
         );
     }
     tally
