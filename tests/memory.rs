@@ -132,18 +132,33 @@ fn seeds_that_all_crash_are_saved_and_fuzzing_starts_from_the_empty_input() {
     }
 }
 
+/// A client killed for memory never tells the broker it left: its successor does, or the
+/// campaign waits for it forever once the runs are done.
+#[test]
+fn a_campaign_of_so_many_runs_ends_after_a_client_was_killed_for_memory() {
+    let tmp = TempDir::new("runs-after-oom");
+    let out = tmp.path().join("out");
+    let seeds = tmp.seeds(&[("hog", "HOG!"), ("other", "x")]);
+    let args = ["--rss-limit-mb", "512", "--runs", "4000", "-t", "1000"];
+    let mut campaign = Campaign::fuzz(&fuzzer("memhog"), "direct", &seeds, &out, &args);
+    let stats = campaign.finish(Duration::from_secs(60));
+    assert_eq!(stat(&stats, "client_restarts"), 1, "{stats:?}");
+    assert!(stat(&stats, "saved_ooms") >= 1, "{stats:?}");
+    assert!(stat(&stats, "execs_done") >= 4000, "{stats:?}");
+}
+
 #[test]
 fn fork_mode_children_over_the_memory_limit_are_out_of_memory_findings() {
     let tmp = TempDir::new("fork-memory-limit");
     let out = tmp.path().join("out");
-    // A seed one byte away keeps the test short at fork-per-input speed.
-    let seeds = tmp.seeds(&[("near", "HOG?")]);
-    let args = ["--rss-limit-mb", "512", "--max-time", "120"];
+    // The hog, and an input that leaks 64 MiB each time it runs: thousands of runs of it and
+    // its mutants would add up to far over the limit in one process.
+    let seeds = tmp.seeds(&[("hog", "HOG!"), ("leak", "LEAK")]);
+    let args = ["--rss-limit-mb", "512", "--runs", "4000"];
     let mut campaign = Campaign::fuzz(&fuzzer("memhog"), "fork", &seeds, &out, &args);
-    campaign.wait_for(Duration::from_secs(90), "an out-of-memory input", |s| {
-        stat(s, "saved_ooms") >= 1
-    });
-    assert!(campaign.stop_with(libc::SIGINT).success());
+    let stats = campaign.finish(Duration::from_secs(120));
+    assert!(stat(&stats, "saved_ooms") >= 1, "{stats:?}");
+    assert!(stat(&stats, "execs_done") >= 4000, "{stats:?}");
     // Each input runs in a fresh child: only the input that allocates 8 GiB goes over.
     for oom in inputs(&out.join("ooms")) {
         assert!(
@@ -152,7 +167,7 @@ fn fork_mode_children_over_the_memory_limit_are_out_of_memory_findings() {
             oom.display()
         );
     }
-    assert_eq!(stat(&campaign.stats(), "client_restarts"), 0);
+    assert_eq!(stat(&stats, "client_restarts"), 0);
 }
 
 /// A memory cgroup of `limit` bytes this test may put a campaign in (cgroup v1, as root), or

@@ -2,7 +2,12 @@
 //! testcases forwarded to every client), optionally linked to another machine's broker over
 //! LLMP's broker-to-broker TCP link (`--remote-broker`).
 
-use std::{convert::Infallible, net::SocketAddr, num::NonZeroUsize, time::Duration};
+use std::{
+    convert::Infallible,
+    net::{Ipv4Addr, SocketAddr, TcpStream},
+    num::NonZeroUsize,
+    time::Duration,
+};
 
 use libafl::{
     events::{EventConfig, StdLlmpEventHook},
@@ -12,8 +17,8 @@ use libafl::{
 };
 use libafl_bolts::{
     llmp::{
-        Broker, Flags, LlmpBroker, LlmpBrokerInner, LlmpHook, LlmpMsgHookResult, Tag,
-        LLMP_FLAG_FROM_B2B,
+        recv_tcp_msg, send_tcp_msg, Broker, Flags, LlmpBroker, LlmpBrokerInner, LlmpHook,
+        LlmpMsgHookResult, Tag, TcpRequest, LLMP_FLAG_FROM_B2B,
     },
     tuples::tuple_list,
     ClientId,
@@ -58,6 +63,24 @@ pub fn run<MT: Monitor>(
     }
     broker.loop_with_timeouts(HEARTBEAT, Some(Duration::from_millis(5)));
     Err(Error::shutting_down())
+}
+
+/// Tells the broker on `port` that client `gone` left: a client killed from outside (`kill -9`,
+/// the kernel's OOM killer, our `--rss-limit-mb`) never said so, and the broker, which ends when
+/// no client is left, would wait for it forever (`--runs` never ended after such a restart).
+/// Called by its successor once that one has joined, so the campaign never looks empty.
+pub fn forget_client(port: u16, gone: Option<ClientId>) {
+    let Some(client_id) = gone else { return };
+    let told = TcpStream::connect((Ipv4Addr::LOCALHOST, port))
+        .map_err(Error::from)
+        .and_then(|mut stream| {
+            // The broker greets every connection before it reads the request.
+            recv_tcp_msg(&mut stream)?;
+            send_tcp_msg(&mut stream, &TcpRequest::ClientQuit { client_id })
+        });
+    if let Err(e) = told {
+        log::warn!("cannot tell the broker that client {client_id:?} is gone: {e}");
+    }
 }
 
 /// Messages from a linked broker carry the remote clients' statistics, under the id of the

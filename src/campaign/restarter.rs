@@ -15,8 +15,8 @@ use std::{
 
 use libafl::{
     events::{
-        ClientDescription, LlmpEventManagerBuilder, RestartingEventManager, ShouldSaveState,
-        EVENTMGR_SIGHANDLER_STATE,
+        ClientDescription, HasEventManagerId, LlmpEventManagerBuilder, RestartingEventManager,
+        ShouldSaveState, EVENTMGR_SIGHANDLER_STATE,
     },
     Error,
 };
@@ -25,6 +25,7 @@ use libafl_bolts::{
     os::{unix_signals::setup_signal_handler, CTRL_C_EXIT, SIGNAL_RECURSION_EXIT},
     shmem::ShMemProvider,
     staterestore::StateRestorer,
+    ClientId,
 };
 
 use crate::{
@@ -174,9 +175,6 @@ fn become_client(
     mut staterestorer: StateRestorer<SharedMemory, SelfCleaningShMemProvider>,
     in_flight: InFlight,
 ) -> Result<(Option<State>, Mgr), Error> {
-    // The client. The slot must outlive every input: it is unmapped when the process ends.
-    in_flight.install();
-    std::mem::forget(in_flight);
     // SAFETY: installs LibAFL's handler for SIGINT/SIGTERM/SIGQUIT (it exits with
     // CTRL_C_EXIT, which tells us the client was stopped on purpose); the handler data is a
     // static that lives as long as the process.
@@ -185,10 +183,12 @@ fn become_client(
     }
     let builder = LlmpEventManagerBuilder::new().save_state(ShouldSaveState::OnRestart);
     let (state, mgr) = match staterestorer.restore::<(Option<State>, LlmpClientDescription)>()? {
-        None => (
-            None,
-            builder.build_on_port(shmem, port, broker::configuration())?,
-        ),
+        None => {
+            let mgr = builder.build_on_port(shmem, port, broker::configuration())?;
+            // A predecessor killed from outside never told the broker it left.
+            broker::forget_client(port, in_flight.client());
+            (None, mgr)
+        }
         Some((state, llmp)) => (
             state,
             builder.build_existing_client_from_description(
@@ -198,6 +198,10 @@ fn become_client(
             )?,
         ),
     };
+    in_flight.set_client(ClientId(mgr.mgr_id().0 as u32));
+    // The slot must outlive every input: it is unmapped when the process ends.
+    in_flight.install();
+    std::mem::forget(in_flight);
     staterestorer.reset();
     Ok((state, RestartingEventManager::new(mgr, staterestorer)))
 }

@@ -4,8 +4,11 @@
 //!
 //! The restarter maps one shared anonymous page range before it forks its first client; every
 //! client inherits it, writes each input there before running it and marks it empty after.
+//! Each client also records its LLMP id there, for the one that replaces it after such a death.
 
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicUsize, Ordering};
+
+use libafl_bolts::ClientId;
 
 use crate::platform::shmem::SharedPages;
 
@@ -23,7 +26,11 @@ const EMPTY: usize = usize::MAX;
 struct Slot {
     bytes: [u8; CAPACITY],
     len: AtomicUsize,
+    /// The LLMP id of the client that last joined the broker, or [`NO_CLIENT`].
+    client: AtomicU32,
 }
+
+const NO_CLIENT: u32 = u32::MAX;
 const _: () = assert!(std::mem::offset_of!(Slot, bytes) == 0);
 
 /// The slot this process writes to, when its parent gave it one.
@@ -41,6 +48,7 @@ impl InFlight {
             pages: SharedPages::new(size_of::<Slot>())?,
         };
         in_flight.slot().len.store(EMPTY, Ordering::SeqCst);
+        in_flight.slot().client.store(NO_CLIENT, Ordering::SeqCst);
         Ok(in_flight)
     }
 
@@ -53,6 +61,18 @@ impl InFlight {
     /// In a client: record inputs into this slot from now on.
     pub fn install(&self) {
         INSTALLED.store(self.pages.as_ptr().cast(), Ordering::SeqCst);
+    }
+
+    /// The LLMP id of the client that joined the broker last (this process's predecessor, in a
+    /// client that has not joined yet), if any.
+    pub fn client(&self) -> Option<ClientId> {
+        let id = self.slot().client.load(Ordering::SeqCst);
+        (id != NO_CLIENT).then_some(ClientId(id))
+    }
+
+    /// In a client, once it joined the broker: its LLMP id.
+    pub fn set_client(&self, id: ClientId) {
+        self.slot().client.store(id.0, Ordering::SeqCst);
     }
 
     /// In the parent, once the client is gone: the input it was running, if any.
