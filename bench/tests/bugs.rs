@@ -71,6 +71,11 @@ fn a_short_bug_run_writes_its_table_csv_and_plot_over_two_trials() {
     assert!(csv.contains("expat,libfuzzer,0,EXPAT-1,"), "{csv}");
     let table = fs::read_to_string(out.join("bugs.md")).unwrap();
     assert!(table.contains("| EXPAT-1 | expat |"), "{table}");
+    // AFL++ turns LeakSanitizer off: it is not run where every bug is a leak.
+    assert!(
+        !csv.contains("expat,aflpp") && !table.contains("aflpp"),
+        "{csv}{table}"
+    );
     assert!(csv.contains("expat,ours-direct,1,EXPAT-1,"), "{csv}");
     // Two trials: each fuzzer's first against its second, as chance alone would move them.
     assert!(

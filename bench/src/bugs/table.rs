@@ -51,6 +51,10 @@ fn found(times: &[Option<f64>]) -> usize {
 }
 
 fn cell(times: &[Option<f64>]) -> String {
+    if times.is_empty() {
+        // A fuzzer that cannot see the bug's kind (AFL++ and leaks) was not run on it.
+        return "not run".into();
+    }
     let found = found(times);
     match median(times) {
         Some(m) => format!("{m:.0} s ({found}/{})", times.len()),
@@ -260,6 +264,23 @@ mod tests {
             trial,
             found,
         }
+    }
+
+    #[test]
+    fn a_fuzzer_not_run_on_a_bug_target_is_shown_so_and_not_counted() {
+        let peer_elsewhere = BugRun {
+            fuzzer: "aflpp-cmplog",
+            ..run(0, vec![("ONIG-1", 5.0)])
+        };
+        let expat = BugRun {
+            target: "expat",
+            ..run(0, vec![("EXPAT-1", 9.0)])
+        };
+        let text = summary(&[run(0, vec![]), peer_elsewhere, expat], 60, 1);
+        assert!(
+            text.contains("| EXPAT-1 | expat | 9 s (1/1) | not run | only ours |"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -81,6 +81,11 @@ impl Bug {
         root.join("bench/bugs/reproducers").join(self.id)
     }
 
+    /// Whether every report of it is a leak (which LeakSanitizer alone sees).
+    pub fn is_leak(&self) -> bool {
+        self.oracles.iter().all(|o| o.kind == "memory leak")
+    }
+
     /// The target library it is in.
     pub fn library(&self) -> &'static Library {
         BUG_TARGETS
