@@ -18,12 +18,10 @@ fn listed(what: &str) -> Vec<String> {
 
 /// The build without comparison logging (`harness-builder`'s yardstick), the fuzzers that run
 /// it (itself, and `ours-direct-split`, which traces comparisons with the standalone build),
-/// and the one target `cargo make test` builds it for (Makefile.toml names it too): the
-/// yardstick's other seven builds took about 70 s of CPU, for the same wrapper flag, on the
-/// core the tests' build now uses.
+/// and the one target `cargo make test` builds it for.
 const YARDSTICK: &str = "ours-direct-nocmplog";
 const ON_YARDSTICK: [&str; 2] = [YARDSTICK, "ours-direct-split"];
-const YARDSTICK_TARGET: &str = "zlib";
+const YARDSTICK_TARGET: &str = harness_builder::TESTS_YARDSTICK;
 
 /// Runs the bench for 1 s per fuzzer and target, `args` choosing them; the results' rows.
 fn bench_rows(tag: &str, args: &[&str]) -> (String, Vec<Vec<String>>, PathBuf) {

@@ -4,12 +4,13 @@
 //! `build` task does both. The libraries' sources come from crates.io crates
 //! (`harness_builder::library`). Only what is older than its inputs is rebuilt.
 //!
-//! `harness-builder [--no-yardstick] [NAME...]`: only the named harness groups and libraries
-//! (default: all); `--no-yardstick` leaves out the libraries' `-nocmplog` builds.
+//! `harness-builder [--no-yardstick | --for-tests] [NAME...]`: only the named harness groups and
+//! libraries (default: all); `--no-yardstick` leaves out the libraries' `-nocmplog` builds,
+//! `--for-tests` all of them but [`TESTS_YARDSTICK`]'s (what `cargo make test` needs).
 
 use harness_builder::{
     compile::{self, Job},
-    Library, LIBRARIES,
+    Library, LIBRARIES, TESTS_YARDSTICK,
 };
 use std::{
     env, fs,
@@ -137,15 +138,23 @@ fn run() -> Result<(), String> {
     fs::create_dir_all(&paths.build).map_err(|e| e.to_string())?;
     let (flags, wanted): (Vec<String>, Vec<String>) =
         env::args().skip(1).partition(|a| a.starts_with("--"));
-    if let Some(unknown) = flags.iter().find(|f| *f != "--no-yardstick") {
-        return Err(format!("unknown option {unknown} (only --no-yardstick)"));
-    }
-    // `--no-yardstick`: the libraries without their `-nocmplog` build (what `run-*` needs).
-    let builds = if flags.is_empty() {
-        LIBRARY_BUILDS
-    } else {
-        &LIBRARY_BUILDS[..1]
+    // The libraries' `-nocmplog` builds: for all, none (what `run-*` needs), or the tests' one.
+    let yardstick = |name: &str| match flags.first().map(String::as_str) {
+        None => true,
+        Some("--for-tests") => name == TESTS_YARDSTICK,
+        _ => false,
     };
+    if let Some(unknown) = flags
+        .iter()
+        .find(|f| !["--no-yardstick", "--for-tests"].contains(&f.as_str()))
+    {
+        return Err(format!(
+            "unknown option {unknown} (only --no-yardstick or --for-tests)"
+        ));
+    }
+    if flags.len() > 1 {
+        return Err("--no-yardstick and --for-tests: one at most".into());
+    }
     let want = |name: &str| wanted.is_empty() || wanted.iter().any(|w| w == name);
     let harnesses = C_HARNESSES
         .iter()
@@ -153,8 +162,12 @@ fn run() -> Result<(), String> {
         .map(|h| c_harness_job(&paths, h))
         .collect();
     compile::run_all(harnesses)?;
-    let libraries: Vec<&Library> = LIBRARIES.iter().filter(|l| want(l.name)).collect();
-    build_libraries(&paths, &libraries, builds)?;
+    let (full, plain): (Vec<&Library>, Vec<&Library>) = LIBRARIES
+        .iter()
+        .filter(|l| want(l.name))
+        .partition(|l| yardstick(l.name));
+    build_libraries(&paths, &full, LIBRARY_BUILDS)?;
+    build_libraries(&paths, &plain, &LIBRARY_BUILDS[..1])?;
     Ok(())
 }
 
