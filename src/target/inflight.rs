@@ -132,6 +132,22 @@ mod tests {
     }
 
     #[test]
+    fn the_next_client_reads_the_llmp_id_its_killed_predecessor_recorded() {
+        let in_flight = InFlight::new().unwrap();
+        assert_eq!(in_flight.client(), None, "no client joined yet");
+        // SAFETY: fork in a test; the child only writes the slot and stops itself.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            in_flight.set_client(ClientId(7));
+            unsafe { libc::raise(libc::SIGKILL) };
+        }
+        let mut status = 0;
+        // SAFETY: waiting for our own child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert_eq!(in_flight.client(), Some(ClientId(7)));
+    }
+
+    #[test]
     fn nothing_is_in_flight_between_inputs() {
         let in_flight = InFlight::new().unwrap();
         in_flight.install();
