@@ -7,7 +7,7 @@ use std::{
     process::{Command, Stdio},
 };
 
-use harness_builder::bugs::{Bug, Oracle};
+use harness_builder::bugs::{Bug, Oracle, LEAK};
 
 /// What a sanitizer report says: its kind and its first stack's functions, top first.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -41,7 +41,7 @@ impl Report {
         let mut lines = output.lines();
         let kind = lines.by_ref().find_map(|l| {
             if l.contains("ERROR: LeakSanitizer: detected memory leaks") {
-                return Some("memory leak".to_string());
+                return Some(LEAK.to_string());
             }
             // Ours handles fatal signals itself, with a sanitizer's stack after this line:
             // its SIGSEGV is ASan's SEGV.

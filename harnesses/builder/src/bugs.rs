@@ -54,6 +54,9 @@ pub struct Oracle {
     pub frames: &'static [&'static str],
 }
 
+/// The kind of a LeakSanitizer report, as oracles and the bench's report parser name it.
+pub const LEAK: &str = "memory leak";
+
 /// An oracle: `kind` and the top `frames`.
 pub const fn oracle(kind: &'static str, frames: &'static [&'static str]) -> Oracle {
     Oracle { kind, frames }
@@ -83,7 +86,7 @@ impl Bug {
 
     /// Whether every report of it is a leak (which LeakSanitizer alone sees).
     pub fn is_leak(&self) -> bool {
-        self.oracles.iter().all(|o| o.kind == "memory leak")
+        self.oracles.iter().all(|o| o.kind == LEAK)
     }
 
     /// The target library it is in.
@@ -186,7 +189,7 @@ pub const BUGS: &[Bug] = &[
         "expat",
         "an element with an unbound prefix that declares a namespace leaks the binding",
         "libexpat b47dbc9745932c160893d433220e462bd605f8cd (2.2.1, issue #17, found by OSS-Fuzz)",
-        &[oracle("memory leak", &["addBinding"])],
+        &[oracle(LEAK, &["addBinding"])],
     ),
 ];
 

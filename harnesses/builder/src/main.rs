@@ -138,12 +138,6 @@ fn run() -> Result<(), String> {
     fs::create_dir_all(&paths.build).map_err(|e| e.to_string())?;
     let (flags, wanted): (Vec<String>, Vec<String>) =
         env::args().skip(1).partition(|a| a.starts_with("--"));
-    // The libraries' `-nocmplog` builds: for all, none (what `run-*` needs), or the tests' one.
-    let yardstick = |name: &str| match flags.first().map(String::as_str) {
-        None => true,
-        Some("--for-tests") => name == TESTS_YARDSTICK,
-        _ => false,
-    };
     if let Some(unknown) = flags
         .iter()
         .find(|f| !["--no-yardstick", "--for-tests"].contains(&f.as_str()))
@@ -155,6 +149,12 @@ fn run() -> Result<(), String> {
     if flags.len() > 1 {
         return Err("--no-yardstick and --for-tests: one at most".into());
     }
+    // The libraries' `-nocmplog` builds: for all, none (what `run-*` needs), or the tests' one.
+    let yardstick = |name: &str| match flags.first().map(String::as_str) {
+        None => true,
+        Some("--for-tests") => name == TESTS_YARDSTICK,
+        _ => false,
+    };
     let want = |name: &str| wanted.is_empty() || wanted.iter().any(|w| w == name);
     let harnesses = C_HARNESSES
         .iter()
