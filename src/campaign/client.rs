@@ -26,7 +26,7 @@ use crate::{
     modes::ExecutionMode,
     platform::output,
     solutions::{self, NewSolutions, SkipKnownSolutions, SolutionsOnDisk},
-    target::{comparison_hooks, harness, reproduce::Reproduce},
+    target::{comparison_hooks, harness, reproduce::Reproduce, stack},
     triage::Describer,
     types::{Calibration, CoverageFeedback, EdgesObserver, Mgr, State, ValueProfileMap},
 };
@@ -141,6 +141,8 @@ fn coverage_feedback(
 /// What this client process sets up before it observes anything: the target's output silenced
 /// (libFuzzer's `-close_fd_mask`) and value profile on, as asked.
 fn set_up_process(config: &FuzzConfig) -> Result<(), Error> {
+    // The client before it may have been killed while its report was being symbolized.
+    stack::resync_sanitizer_symbolizer();
     let (stdout, stderr) = config.opts.silence;
     if stdout || stderr {
         harness::silence_output(stdout, stderr)

@@ -17,7 +17,7 @@ use std::collections::HashSet;
 use libafl::executors::ExitKind;
 use serde::{Deserialize, Serialize};
 
-use crate::target::leaks;
+use crate::target::{harness, leaks};
 
 pub use corpus::{save_killed_clients_input, SolutionsOnDisk};
 pub use feedback::NewSolutions;
@@ -38,7 +38,8 @@ libafl_bolts::impl_serdeany!(Described);
 pub enum SolutionKind {
     Crash,
     Hang,
-    /// Over the memory limit (fork mode; in-process clients are watched by their restarter).
+    /// Over the memory limit: a fork-mode child, or an in-process input's allocation over the
+    /// malloc limit (a client over the RSS limit is killed and its restarter saves its input).
     OutOfMemory,
     /// Memory nothing points to after the input ran (LeakSanitizer's check, `target/leaks.rs`).
     Leak,
@@ -50,6 +51,8 @@ impl SolutionKind {
         match exit {
             // The in-process modes end a leaking input as a crash (see `modes/in_process.rs`).
             ExitKind::Crash if leaks::last_run_leaked() => Some(Self::Leak),
+            // Ended by the malloc limit (see `modes/watchdog`).
+            ExitKind::Crash if harness::ran_over_malloc_limit() => Some(Self::OutOfMemory),
             ExitKind::Crash => Some(Self::Crash),
             ExitKind::Oom => Some(Self::OutOfMemory),
             ExitKind::Timeout => Some(Self::Hang),

@@ -15,6 +15,7 @@ unsafe extern "C" {
     fn lafuzz_call_reset_hook();
     fn lafuzz_set_malloc_limit(bytes: libc::size_t) -> libc::c_int;
     fn lafuzz_malloc_limit_exit() -> libc::c_int;
+    fn lafuzz_end_inputs_over_malloc_limit(ender: extern "C" fn());
     fn lafuzz_silence_output(stdout: libc::c_int, stderr: libc::c_int) -> libc::c_int;
     fn lafuzz_asan_linked() -> libc::c_int;
 }
@@ -43,6 +44,28 @@ pub fn set_malloc_limit(mb: u64) -> bool {
 pub fn malloc_limit_exit() -> i32 {
     // SAFETY: returns a constant.
     unsafe { lafuzz_malloc_limit_exit() }
+}
+
+/// Raised by the in-process modes when an allocation of the running input went over the limit,
+/// just before they end it as a crash: the solutions file it as out-of-memory.
+static OVER_MALLOC_LIMIT: AtomicBool = AtomicBool::new(false);
+
+/// From now on an allocation over the malloc limit calls `ender` first, which ends the running
+/// input (and does not return) or returns when none runs; then it ends the process as before.
+pub fn end_inputs_over_malloc_limit(ender: extern "C" fn()) {
+    // SAFETY: stores a function pointer the malloc hook calls; `ender` is a plain `extern "C"`
+    // function without arguments.
+    unsafe { lafuzz_end_inputs_over_malloc_limit(ender) }
+}
+
+/// Called by an ender (see [`end_inputs_over_malloc_limit`]) before it ends the input.
+pub fn mark_over_malloc_limit() {
+    OVER_MALLOC_LIMIT.store(true, Ordering::SeqCst);
+}
+
+/// Whether the input that ended last went over the malloc limit; the process ends with it.
+pub fn ran_over_malloc_limit() -> bool {
+    OVER_MALLOC_LIMIT.load(Ordering::SeqCst)
 }
 
 /// The counter region the campaign observes: the largest, when a shared library brought its

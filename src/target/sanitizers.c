@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 // ASan: abort() on a report, so the fuzzer sees a crash signal (the fuzzer's own signal
@@ -53,6 +54,9 @@ __attribute__((weak)) void __lsan_disable(void);
 __attribute__((weak)) int __lsan_do_recoverable_leak_check(void);
 
 static size_t malloc_limit;
+// Set by the in-process modes (modes/watchdog): ends the running input as a finding, when one
+// runs; returns when none does, and the process then exits as before.
+static void (*end_input_over_limit)(void);
 // While an input runs with leak detection on: its mallocs and frees (every thread's, as
 // libFuzzer counts them).
 static atomic_int counting;
@@ -62,6 +66,7 @@ static void on_malloc(const volatile void *ptr, size_t size) {
   (void)ptr;
   if (malloc_limit && size > malloc_limit) {
     fprintf(stderr, "==%d== ERROR: lafuzz: out-of-memory (malloc(%zu))\n", (int)getpid(), size);
+    if (end_input_over_limit) end_input_over_limit();
     _exit(LAFUZZ_MALLOC_LIMIT_EXIT);
   }
   if (atomic_load_explicit(&counting, memory_order_relaxed))
@@ -83,6 +88,8 @@ static int hooks_installed(void) {
 }
 
 int lafuzz_malloc_limit_exit(void) { return LAFUZZ_MALLOC_LIMIT_EXIT; }
+
+void lafuzz_end_inputs_over_malloc_limit(void (*ender)(void)) { end_input_over_limit = ender; }
 
 // Returns 1 when the limit is in force (a sanitizer allocator is linked), else 0.
 int lafuzz_set_malloc_limit(size_t bytes) {
@@ -149,6 +156,18 @@ int lafuzz_sanitizer_symbolize(void *pc, char *out, size_t size) {
   return 1;
 }
 int lafuzz_sanitizer_reported(void) { return __asan_report_present && __asan_report_present(); }
+
+// Whether the sanitizer's symbolizer answers in step: asks it (and so starts it, in a process
+// that has none) for this function's name, 1 when the answer names it. Asking also reads an
+// answer left unread by a process that was killed while it asked (see stack.rs).
+int lafuzz_sanitizer_symbolizer_in_step(void) {
+  char name[64] = "";
+  if (!__sanitizer_symbolize_pc) return 0;
+  // It is given return addresses, which it moves back into the call: one byte in.
+  __sanitizer_symbolize_pc((char *)&lafuzz_sanitizer_symbolizer_in_step + 1, "%f", name,
+                           sizeof name);
+  return strcmp(name, "lafuzz_sanitizer_symbolizer_in_step") == 0;
+}
 
 // Whether AddressSanitizer is linked in (harness.rs gives the target exact-size inputs then).
 int lafuzz_asan_linked(void) { return __asan_report_present != 0; }

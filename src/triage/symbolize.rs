@@ -50,9 +50,11 @@ struct Pipes {
 
 static SHARED: Mutex<Option<Pipes>> = Mutex::new(None);
 
-/// Starts the symbolizer this process and its future children ask (nothing without one). The
-/// symbolizer ends when the last of them has ended.
+/// Starts the symbolizer this process and its future children ask (nothing without one), and
+/// the sanitizer's own for their reports (see `target/stack.rs`). They end when the last of
+/// them has ended.
 pub fn start_shared() {
+    crate::target::stack::share_sanitizer_symbolizer();
     // Not waited for: it ends after this process, which its pipes outlive in the clients.
     if let Some((_child, pipes)) = Pipes::spawn() {
         *SHARED.lock().unwrap_or_else(|e| e.into_inner()) = Some(pipes);
