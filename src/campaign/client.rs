@@ -58,9 +58,11 @@ pub fn run(
         Reproduce::Target { command } => {
             Describer::for_target(command.clone(), config.opts.hang_timeout())
         }
-        Reproduce::Replay { .. } => {
-            Describer::for_this_binary(config.opts.hang_timeout(), config.opts.rss_limit_mb)?
-        }
+        Reproduce::Replay { .. } => Describer::for_this_binary(
+            config.opts.hang_timeout(),
+            config.opts.rss_limit_mb,
+            config.opts.malloc_limit_mb,
+        )?,
     };
     // With `-t auto` inputs time out sooner than the describer's timeout: a hang is confirmed there.
     let confirms_hangs = config.opts.fixed_timeout().is_none();

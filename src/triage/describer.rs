@@ -16,7 +16,12 @@ use crate::target::runtime_abi;
 #[derive(Debug, Clone)]
 enum How {
     /// This binary's `replay`, whose children print their stack (`target/stack.rs`).
-    Replay { exe: PathBuf, rss_limit_mb: u64 },
+    Replay {
+        exe: PathBuf,
+        rss_limit_mb: u64,
+        /// The campaign's `--malloc-limit-mb`, when it set one apart from the RSS limit.
+        malloc_limit_mb: Option<u64>,
+    },
     /// The standalone target's command line (`@@` is the input, else stdin).
     Target { command: Vec<String> },
 }
@@ -43,11 +48,16 @@ const STACK_PRINT_TIME: Duration = Duration::from_secs(5);
 const MAX_OUTPUT: u64 = 1 << 20;
 
 impl Describer {
-    pub fn for_this_binary(timeout: Duration, rss_limit_mb: u64) -> std::io::Result<Self> {
+    pub fn for_this_binary(
+        timeout: Duration,
+        rss_limit_mb: u64,
+        malloc_limit_mb: Option<u64>,
+    ) -> std::io::Result<Self> {
         Ok(Self {
             how: How::Replay {
                 exe: std::env::current_exe()?,
                 rss_limit_mb,
+                malloc_limit_mb,
             },
             timeout,
         })
@@ -68,7 +78,11 @@ impl Describer {
     /// Runs `input` (a saved file) and describes what it did.
     pub fn run(&self, input: &Path) -> Rerun {
         match &self.how {
-            How::Replay { exe, rss_limit_mb } => {
+            How::Replay {
+                exe,
+                rss_limit_mb,
+                malloc_limit_mb,
+            } => {
                 let mut replay = Command::new(exe);
                 // The running symbolizer knows the binary already (see `symbolize.rs`).
                 if symbolize::shared_running() {
@@ -78,6 +92,9 @@ impl Describer {
                 let output = replay
                     .args(["replay", "-t", &self.timeout.as_millis().to_string()])
                     .args(["--rss-limit-mb", &rss_limit_mb.to_string()])
+                    // An input over it ends as out-of-memory, as in the campaign, rather than
+                    // filling memory up to the RSS limit (or the timeout) first.
+                    .args(malloc_limit_mb.map(|mb| format!("--malloc-limit-mb={mb}")))
                     .arg(input)
                     .stdin(Stdio::null())
                     .output();

@@ -67,7 +67,7 @@ fn describer_for_missing(opts: &TriageOptions) -> Result<Option<Describer>, Stri
     if harness::coverage_counter_count().is_none() {
         return Ok(None);
     }
-    Describer::for_this_binary(opts.timeout, opts.rss_limit_mb)
+    Describer::for_this_binary(opts.timeout, opts.rss_limit_mb, None)
         .map(Some)
         .map_err(|e| format!("cannot find this binary: {e}"))
 }

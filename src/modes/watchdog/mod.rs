@@ -35,7 +35,7 @@ use libafl_bolts::{
 
 use crate::{
     coverage::path_frequencies,
-    target::{harness, stack},
+    target::{first_report, harness, stack},
     types::{ClientFuzzer, Mgr, State},
 };
 
@@ -218,8 +218,10 @@ unsafe fn on_crash(
     }
     // What libFuzzer prints (its first line, the stack), where LibAFL's crash dump would print
     // the handlers' frames and the memory map (`crashdump` is off). Not for an allocation over
-    // the limit: the hook printed its line.
-    if !harness::ran_over_malloc_limit() {
+    // the limit, whose line the hook printed: it only counts as the run's first report.
+    if harness::ran_over_malloc_limit() {
+        let _ = first_report::taken_before();
+    } else {
         stack::report_crash(signal as libc::c_int, context.as_deref());
     }
     // SAFETY: LibAFL's handler, called as LibAFL calls it.
