@@ -183,7 +183,7 @@ fn libafl(slot: &AtomicPtr<c_void>) -> SignalHandlerFn {
 /// An allocation over the malloc limit while an input runs (the sanitizer allocator's hook):
 /// ends the input as a crash, which the solutions file as out-of-memory, and the client hands
 /// its state on as after any crash. The hook used to end the process, and the fresh client
-/// ran the whole corpus again first: on stb_image a second for each such input, a third of the
+/// ran the whole corpus again first: on stb_image a second for each such input, two fifths of the
 /// campaign's time. Returns when no input runs (the hook then ends the process).
 extern "C" fn end_input_over_malloc_limit() {
     if thread::input_running() {
