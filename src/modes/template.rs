@@ -31,7 +31,7 @@ use crate::{
         comparison_hooks, harness,
         isolated::arm_timeout,
         leaks,
-        stack::{sanitizer_report_underway, PRINT_TIME_LIMIT_S},
+        stack::{self, sanitizer_report_underway, PRINT_TIME_LIMIT_S},
     },
 };
 
@@ -178,6 +178,12 @@ fn serve(
             || answers.write_all(&status.to_le_bytes()).is_err()
         {
             break;
+        }
+        if libc::WIFSIGNALED(status) {
+            // Its children share the sanitizer's symbolizer: one ended by a signal may have
+            // been killed while its report was being symbolized. After the answer, so that the
+            // client goes on meanwhile.
+            stack::resync_sanitizer_symbolizer();
         }
     }
     // SAFETY: leave without running the client's exit handlers.

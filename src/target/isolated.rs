@@ -255,9 +255,6 @@ fn wait(pid: libc::pid_t, limit: Duration, rss_limit_mb: u64, mut each: impl FnM
         let mut status = 0;
         // SAFETY: non-blocking wait for our own child.
         if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
-            if libc::WIFSIGNALED(status) {
-                stack::resync_sanitizer_symbolizer();
-            }
             return if libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGALRM {
                 Outcome::Timeout
             } else if libc::WIFSIGNALED(status) {
@@ -288,7 +285,6 @@ fn wait(pid: libc::pid_t, limit: Duration, rss_limit_mb: u64, mut each: impl FnM
                 libc::kill(pid, libc::SIGKILL);
                 libc::waitpid(pid, &mut status, 0);
             }
-            stack::resync_sanitizer_symbolizer();
             return outcome;
         }
         // Most inputs end within microseconds: poll fast first, then back off.
