@@ -5,7 +5,7 @@
 
 mod common;
 
-use std::{fs, time::Duration};
+use std::{fs, path::Path, time::Duration};
 
 use common::*;
 
@@ -215,7 +215,7 @@ fn a_client_killed_by_the_kernel_for_memory_is_restarted_and_its_input_kept() {
         corpus("memhog").display(),
         out.display()
     );
-    let mut campaign = Campaign::start(std::path::Path::new("/bin/sh"), &["-c", &script], &out);
+    let mut campaign = Campaign::start(Path::new("/bin/sh"), &["-c", &script], &out);
     campaign.wait_for(
         Duration::from_secs(90),
         "the client killed and restarted",
@@ -289,11 +289,17 @@ fn with_asan_one_allocation_over_the_malloc_limit_is_out_of_memory() {
         "{}",
         campaign.log()
     );
-    let hog = input_starting_with(&out.join("ooms"), b"HOG!").unwrap();
-    let replayed = run(
-        &memhog,
-        &["replay", "--malloc-limit-mb", "32", hog.to_str().unwrap()],
-    );
-    assert_eq!(replayed.status.code(), Some(1));
+    // The command printed with it reproduces it: under the 32 MiB malloc limit, not the
+    // RSS limit (2 GiB) that replay would default it to.
+    let log = campaign.log();
+    let command = log
+        .lines()
+        .skip_while(|l| !l.contains("new out-of-memory input saved"))
+        .find_map(|l| l.trim().strip_prefix("reproduce with: "))
+        .unwrap_or_else(|| panic!("no reproduce command: {log}"));
+    assert!(command.contains("--malloc-limit-mb 32"), "{command}");
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let replayed = run(Path::new(words[0]), &words[1..]);
+    assert_eq!(replayed.status.code(), Some(1), "{command}: {replayed:?}");
     assert!(String::from_utf8_lossy(&replayed.stdout).contains("OUT-OF-MEMORY"));
 }

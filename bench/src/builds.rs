@@ -12,6 +12,7 @@ use harness_builder::{
 };
 
 use crate::{
+    build_lock::BuildLock,
     flavor::{
         Flavor, LibraryJobs, AFL, AFL_CMPLOG, AFL_CMPLOG_ASAN, COVERAGE, LIBFUZZER, LIBFUZZER_ASAN,
         OURS_ASAN, PLAIN,
@@ -234,6 +235,7 @@ pub fn build_all(
     extras: bool,
 ) -> Result<(), String> {
     std::fs::create_dir_all(&p.build).map_err(|e| e.to_string())?;
+    let _lock = BuildLock::take(&p.build)?;
     let mut plan = Plan::default();
     for lib in targets {
         for b in TARGET_BUILDS
@@ -267,6 +269,7 @@ pub fn build_bug_targets(
     targets: &[&'static Library],
 ) -> Result<(), String> {
     std::fs::create_dir_all(&p.build).map_err(|e| e.to_string())?;
+    let _lock = BuildLock::take(&p.build)?;
     let mut plan = Plan::default();
     for lib in targets {
         for b in BUG_BUILDS

@@ -7,6 +7,7 @@
 //! magic-comparison crash. Writes `bench/results/<timestamp>/` and prints the summary.
 
 mod bugs;
+mod build_lock;
 mod builds;
 mod cmplog_cost;
 mod command;
@@ -100,6 +101,11 @@ struct Options {
     /// its oracle in every build; fuzz nothing.
     #[arg(long)]
     check_bugs: bool,
+    /// Build what the run would fuzz (the suite's builds of --targets, or with --bugs the bug
+    /// targets'; --quick-builds, --no-extras as for the run) and exit: to build ahead of a run,
+    /// beside other work.
+    #[arg(long)]
+    build_only: bool,
     /// Print what each of havoc's mutations costs, and havoc's stacks per execution (ns, on
     /// libpng's seeds); fuzz nothing.
     #[arg(long)]
@@ -150,6 +156,9 @@ fn run(opts: Options) -> Result<(), String> {
     if opts.mutation_costs {
         return mutation_costs::print(&paths.root.join("corpus/libpng"));
     }
+    if opts.build_only {
+        return build_only(&opts, &paths);
+    }
     if opts.check_bugs {
         return bugs::check(&paths, fuzzers::afl_available());
     }
@@ -174,8 +183,7 @@ fn run(opts: Options) -> Result<(), String> {
         paths: &paths,
         opts: &opts,
     };
-    // The extras run on libpng's builds and seeds.
-    let extras = !opts.no_extras && targets.iter().any(|t| t.name == "libpng");
+    let extras = with_extras(&opts, &targets);
     if !bench.afl {
         println!("bench: afl-fuzz not found (Debian package afl++): AFL++ runs are skipped");
     }
@@ -207,6 +215,22 @@ fn run(opts: Options) -> Result<(), String> {
         )?);
     }
     write_results(&paths, &opts, &runs, &targets, &bench.out)
+}
+
+/// `--build-only`: the builds the run would make, nothing run.
+fn build_only(opts: &Options, paths: &Paths) -> Result<(), String> {
+    let afl = fuzzers::afl_available();
+    if opts.bugs {
+        let targets = choose(BUG_TARGETS, |l| l.name, &opts.targets, "bug target")?;
+        return builds::build_bug_targets(paths, afl, &targets);
+    }
+    let targets = choose(LIBRARIES, |l| l.name, &opts.targets, "target")?;
+    builds::build_all(paths, afl, &targets, with_extras(opts, &targets))
+}
+
+/// Whether the run has extras: they run on libpng's builds and seeds.
+fn with_extras(opts: &Options, targets: &[&Library]) -> bool {
+    !opts.no_extras && targets.iter().any(|t| t.name == "libpng")
 }
 
 /// `--bugs`: the bug benchmark, its results in the output directory (and README's Results

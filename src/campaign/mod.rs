@@ -173,7 +173,7 @@ fn launch_clients_and_broker(
         &config.output,
         opts.clients(),
         mode.reproduce(opts),
-        opts.rss_limit_mb,
+        opts.replay_memory_args(),
         opts.fixed_timeout().is_some(),
         console(mode, config),
     );

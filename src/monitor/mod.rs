@@ -77,7 +77,7 @@ impl CampaignMonitor {
         out: &Path,
         cores: usize,
         reproduce: Reproduce,
-        rss_limit_mb: u64,
+        memory_args: String,
         timeout_fixed: bool,
         console: Console,
     ) -> Self {
@@ -98,7 +98,7 @@ impl CampaignMonitor {
             cores,
             start_time,
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
-            notices_since: notices::Since::new(out, reproduce, rss_limit_mb, timeout_fixed),
+            notices_since: notices::Since::new(out, reproduce, memory_args, timeout_fixed),
             console,
             screen: None,
             notices: Vec::new(),

@@ -13,8 +13,9 @@ use crate::{
 pub struct Since {
     out: PathBuf,
     reproduce: Reproduce,
-    /// `--rss-limit-mb`: out-of-memory inputs are reproduced under the same limit.
-    rss_limit_mb: u64,
+    /// The memory limits out-of-memory inputs are reproduced under (see
+    /// `FuzzOptions::replay_memory_args`).
+    memory_args: String,
     crashes: usize,
     flaky_crashes: usize,
     hangs: usize,
@@ -27,11 +28,11 @@ pub struct Since {
 
 impl Since {
     /// What the output directory holds now is old news (a resumed campaign's findings).
-    pub fn new(out: &Path, reproduce: Reproduce, rss_limit_mb: u64, timeout_fixed: bool) -> Self {
+    pub fn new(out: &Path, reproduce: Reproduce, memory_args: String, timeout_fixed: bool) -> Self {
         Self {
             out: out.to_path_buf(),
             reproduce,
-            rss_limit_mb,
+            memory_args,
             crashes: output::count_inputs(&output::crashes_dir(out)),
             flaky_crashes: output::count_inputs(&output::flaky_crashes_dir(out)),
             hangs: output::count_inputs(&output::hangs_dir(out)),
@@ -116,7 +117,7 @@ impl Since {
         let sequence = file.is_dir();
         let mut command = self.reproduce.command(file, sequence);
         if what.starts_with("out-of-memory") && matches!(self.reproduce, Reproduce::Replay { .. }) {
-            command += &format!(" --rss-limit-mb {}", self.rss_limit_mb);
+            command += &format!(" {}", self.memory_args);
         }
         let described = std::fs::read_to_string(output::description_file(file))
             .ok()
