@@ -1,5 +1,5 @@
-//! One build at a time in a build folder: a bench run and the builds made ahead of it
-//! (`--build-only`, which `cargo make test` starts beside the fuzzer's tests) would otherwise
+//! One build at a time in a build folder: two bench runs, or a run and the builds made ahead
+//! of it (`--build-only`, as `cargo make test` does while the harnesses build), would otherwise
 //! write the same objects at once.
 
 use std::{
