@@ -1,6 +1,5 @@
 //! One build at a time in a build folder: two bench runs, or a run and the builds made ahead
-//! of it (`--build-only`, as `cargo make test` does while the harnesses build), would otherwise
-//! write the same objects at once.
+//! of it (`--build-only`), would otherwise write the same objects at once.
 
 use std::{
     fs::File,
