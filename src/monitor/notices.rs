@@ -13,8 +13,8 @@ use crate::{
 pub struct Since {
     out: PathBuf,
     reproduce: Reproduce,
-    /// The memory limits out-of-memory inputs are reproduced under (see
-    /// `FuzzOptions::replay_memory_args`).
+    /// The memory limits out-of-memory inputs are reproduced under (`replay`'s flags, see
+    /// `target/reproduce.rs`).
     memory_args: String,
     crashes: usize,
     flaky_crashes: usize,

@@ -177,17 +177,6 @@ impl FuzzOptions {
         }
     }
 
-    /// The memory limits an out-of-memory finding is reproduced under (`replay`'s flags):
-    /// `--rss-limit-mb`, and `--malloc-limit-mb` where it is not the same (replay defaults it
-    /// to the RSS limit).
-    pub fn replay_memory_args(&self) -> String {
-        let mut args = format!("--rss-limit-mb {}", self.rss_limit_mb);
-        if let Some(mb) = self.malloc_limit_mb.filter(|&mb| mb != self.rss_limit_mb) {
-            args += &format!(" --malloc-limit-mb {mb}");
-        }
-        args
-    }
-
     /// What clap cannot check alone (kept out of clap's `required` so each problem is one
     /// sentence, as every other error): the seed corpus and the output directory are given.
     pub fn check(&self) -> Result<(), String> {

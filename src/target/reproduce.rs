@@ -64,6 +64,16 @@ impl Reproduce {
     }
 }
 
+/// `replay`'s flags for a campaign's memory limits, as its findings are run again: the malloc
+/// limit only where it is not the RSS limit (replay's default for it).
+pub fn replay_memory_args(rss_limit_mb: u64, malloc_limit_mb: Option<u64>) -> Vec<String> {
+    let mut args = vec!["--rss-limit-mb".to_string(), rss_limit_mb.to_string()];
+    if let Some(mb) = malloc_limit_mb.filter(|&mb| mb != rss_limit_mb) {
+        args.extend(["--malloc-limit-mb".to_string(), mb.to_string()]);
+    }
+    args
+}
+
 /// A word for a POSIX shell: as is when it holds only safe characters, else single-quoted.
 fn quote(word: &str) -> String {
     let safe = |c: char| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c);
@@ -95,6 +105,17 @@ mod tests {
             command: vec!["./t".into()],
         };
         assert_eq!(with_stdin.command(file, false), "./t < out/crashes/abc");
+    }
+
+    #[test]
+    fn the_malloc_limit_is_passed_to_replay_only_apart_from_the_rss_limit() {
+        let args = |rss, malloc| replay_memory_args(rss, malloc).join(" ");
+        assert_eq!(args(2048, None), "--rss-limit-mb 2048");
+        assert_eq!(args(2048, Some(2048)), "--rss-limit-mb 2048");
+        assert_eq!(
+            args(2048, Some(32)),
+            "--rss-limit-mb 2048 --malloc-limit-mb 32"
+        );
     }
 
     #[test]

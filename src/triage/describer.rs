@@ -11,16 +11,16 @@ use std::{
 };
 
 use super::{description::Description, symbolize};
-use crate::target::runtime_abi;
+use crate::target::{reproduce, runtime_abi};
 
 #[derive(Debug, Clone)]
 enum How {
     /// This binary's `replay`, whose children print their stack (`target/stack.rs`).
     Replay {
         exe: PathBuf,
-        rss_limit_mb: u64,
-        /// The campaign's `--malloc-limit-mb`, when it set one apart from the RSS limit.
-        malloc_limit_mb: Option<u64>,
+        /// The campaign's memory limits: an input over the malloc limit ends as out-of-memory,
+        /// as in the campaign, rather than filling memory up to the RSS limit (or the timeout).
+        memory_args: Vec<String>,
     },
     /// The standalone target's command line (`@@` is the input, else stdin).
     Target { command: Vec<String> },
@@ -56,8 +56,7 @@ impl Describer {
         Ok(Self {
             how: How::Replay {
                 exe: std::env::current_exe()?,
-                rss_limit_mb,
-                malloc_limit_mb,
+                memory_args: reproduce::replay_memory_args(rss_limit_mb, malloc_limit_mb),
             },
             timeout,
         })
@@ -78,11 +77,7 @@ impl Describer {
     /// Runs `input` (a saved file) and describes what it did.
     pub fn run(&self, input: &Path) -> Rerun {
         match &self.how {
-            How::Replay {
-                exe,
-                rss_limit_mb,
-                malloc_limit_mb,
-            } => {
+            How::Replay { exe, memory_args } => {
                 let mut replay = Command::new(exe);
                 // The running symbolizer knows the binary already (see `symbolize.rs`).
                 if symbolize::shared_running() {
@@ -91,10 +86,7 @@ impl Describer {
                 }
                 let output = replay
                     .args(["replay", "-t", &self.timeout.as_millis().to_string()])
-                    .args(["--rss-limit-mb", &rss_limit_mb.to_string()])
-                    // An input over it ends as out-of-memory, as in the campaign, rather than
-                    // filling memory up to the RSS limit (or the timeout) first.
-                    .args(malloc_limit_mb.map(|mb| format!("--malloc-limit-mb={mb}")))
+                    .args(memory_args)
                     .arg(input)
                     .stdin(Stdio::null())
                     .output();
