@@ -180,9 +180,8 @@ fn serve(
             break;
         }
         if libc::WIFSIGNALED(status) {
-            // Its children share the sanitizer's symbolizer: one ended by a signal may have
-            // been killed while its report was being symbolized. After the answer, so that the
-            // client goes on meanwhile.
+            // A child killed while its shared symbolizer answered leaves it out of step (after
+            // the answer: the client goes on meanwhile).
             stack::resync_sanitizer_symbolizer();
         }
     }
