@@ -302,4 +302,13 @@ fn with_asan_one_allocation_over_the_malloc_limit_is_out_of_memory() {
     let replayed = run(Path::new(words[0]), &words[1..]);
     assert_eq!(replayed.status.code(), Some(1), "{command}: {replayed:?}");
     assert!(String::from_utf8_lossy(&replayed.stdout).contains("OUT-OF-MEMORY"));
+    // The input's description names the same command.
+    let hog = input_starting_with(&out.join("ooms"), b"HOG!").unwrap();
+    let mut description = hog.into_os_string();
+    description.push(".txt");
+    let description = fs::read_to_string(&description).unwrap();
+    assert!(
+        description.contains(&format!("reproduce: {command}\n")),
+        "{description}"
+    );
 }

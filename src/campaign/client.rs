@@ -26,7 +26,7 @@ use crate::{
     modes::ExecutionMode,
     platform::output,
     solutions::{self, NewSolutions, SkipKnownSolutions, SolutionsOnDisk},
-    target::{comparison_hooks, harness, reproduce::Reproduce, stack},
+    target::{comparison_hooks, harness, stack},
     triage::Describer,
     types::{Calibration, CoverageFeedback, EdgesObserver, Mgr, State, ValueProfileMap},
 };
@@ -54,16 +54,7 @@ pub fn run(
     let (calibration, mut feedback) = coverage_feedback(&edges, &value_profile, config);
     let generalization = config.grimoire.then(|| GeneralizationStage::new(&edges));
     let reproduce = mode.reproduce(&config.opts);
-    let describer = match &reproduce {
-        Reproduce::Target { command } => {
-            Describer::for_target(command.clone(), config.opts.hang_timeout())
-        }
-        Reproduce::Replay { .. } => Describer::for_this_binary(
-            config.opts.hang_timeout(),
-            config.opts.rss_limit_mb,
-            config.opts.malloc_limit_mb,
-        )?,
-    };
+    let describer = Describer::new(reproduce.clone(), config.opts.hang_timeout());
     // With `-t auto` inputs time out sooner than the describer's timeout: a hang is confirmed there.
     let confirms_hangs = config.opts.fixed_timeout().is_none();
     let mut objective = NewSolutions::new(&edges, describer, confirms_hangs, &config.output);

@@ -34,7 +34,6 @@ use crate::{
         shmem::SelfCleaningShMemProvider,
         supervisor::{self, Ending},
     },
-    target::reproduce,
     types::{Mgr, State},
 };
 
@@ -174,7 +173,6 @@ fn launch_clients_and_broker(
         &config.output,
         opts.clients(),
         mode.reproduce(opts),
-        reproduce::replay_memory_args(opts.rss_limit_mb, opts.malloc_limit_mb).join(" "),
         opts.fixed_timeout().is_some(),
         console(mode, config),
     );

@@ -50,7 +50,7 @@ impl Default for Flags {
             runs: None,
             max_total_time: None,
             timeout: Some(Duration::from_secs(1200)),
-            rss_limit_mb: 2048,
+            rss_limit_mb: crate::options::DEFAULT_RSS_LIMIT_MB,
             malloc_limit_mb: None,
             max_len: None,
             dicts: Vec::new(),

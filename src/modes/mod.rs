@@ -27,7 +27,7 @@ use crate::{
     config::{FuzzConfig, TracerTarget},
     engine::Client,
     options::{FuzzOptions, Mode},
-    target::reproduce::Reproduce,
+    target::reproduce::{self, Reproduce},
     types::{EdgesObserver, Observers, SharedMemory},
 };
 
@@ -58,8 +58,9 @@ pub trait ExecutionMode: Sync {
     }
 
     /// How a user reproduces an input this mode saved.
-    fn reproduce(&self, _opts: &FuzzOptions) -> Reproduce {
-        Reproduce::for_this_binary()
+    fn reproduce(&self, opts: &FuzzOptions) -> Reproduce {
+        let memory_args = reproduce::replay_memory_args(opts.rss_limit_mb, opts.malloc_limit_mb);
+        Reproduce::for_this_binary(memory_args)
     }
 
     /// The command line of the `--cmplog` build: the binary alone, its input in shared memory

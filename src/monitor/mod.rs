@@ -77,7 +77,6 @@ impl CampaignMonitor {
         out: &Path,
         cores: usize,
         reproduce: Reproduce,
-        memory_args: String,
         timeout_fixed: bool,
         console: Console,
     ) -> Self {
@@ -98,7 +97,7 @@ impl CampaignMonitor {
             cores,
             start_time,
             command_line: std::env::args().collect::<Vec<_>>().join(" "),
-            notices_since: notices::Since::new(out, reproduce, memory_args, timeout_fixed),
+            notices_since: notices::Since::new(out, reproduce, timeout_fixed),
             console,
             screen: None,
             notices: Vec::new(),

@@ -13,9 +13,6 @@ use crate::{
 pub struct Since {
     out: PathBuf,
     reproduce: Reproduce,
-    /// The memory limits out-of-memory inputs are reproduced under (`replay`'s flags, see
-    /// `target/reproduce.rs`).
-    memory_args: String,
     crashes: usize,
     flaky_crashes: usize,
     hangs: usize,
@@ -28,11 +25,10 @@ pub struct Since {
 
 impl Since {
     /// What the output directory holds now is old news (a resumed campaign's findings).
-    pub fn new(out: &Path, reproduce: Reproduce, memory_args: String, timeout_fixed: bool) -> Self {
+    pub fn new(out: &Path, reproduce: Reproduce, timeout_fixed: bool) -> Self {
         Self {
             out: out.to_path_buf(),
             reproduce,
-            memory_args,
             crashes: output::count_inputs(&output::crashes_dir(out)),
             flaky_crashes: output::count_inputs(&output::flaky_crashes_dir(out)),
             hangs: output::count_inputs(&output::hangs_dir(out)),
@@ -115,10 +111,7 @@ impl Since {
     /// `new crash saved: FILE (KIND at TOP FRAME)`, then the command that reproduces it.
     fn finding(&self, file: &Path, what: &str) -> [String; 2] {
         let sequence = file.is_dir();
-        let mut command = self.reproduce.command(file, sequence);
-        if what.starts_with("out-of-memory") && matches!(self.reproduce, Reproduce::Replay { .. }) {
-            command += &format!(" {}", self.memory_args);
-        }
+        let command = self.reproduce.command(file, sequence);
         let described = std::fs::read_to_string(output::description_file(file))
             .ok()
             .and_then(|text| Description::read_text(&text))

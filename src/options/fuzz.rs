@@ -5,7 +5,9 @@ use std::{net::SocketAddr, path::PathBuf, time::Duration};
 use clap::{Args, ValueEnum};
 use libafl_bolts::core_affinity::Cores;
 
-use super::values::{parse_broker_address, parse_cores, parse_millis, parse_seconds};
+use super::values::{
+    parse_broker_address, parse_cores, parse_millis, parse_seconds, DEFAULT_RSS_LIMIT_MB,
+};
 
 /// How inputs are executed. What each mode does lives in `modes/`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -85,7 +87,7 @@ pub struct FuzzOptions {
     pub restart_every: u64,
     /// Memory limit in MiB: an in-process client whose resident memory exceeds it is stopped,
     /// its input saved to `ooms/`, and a fresh client started (0: no limit).
-    #[arg(long, value_name = "MB", default_value_t = 2048)]
+    #[arg(long, value_name = "MB", default_value_t = DEFAULT_RSS_LIMIT_MB)]
     pub rss_limit_mb: u64,
     /// With a sanitizer allocator (ASan), in-process modes: any single allocation larger than
     /// this many MiB is out-of-memory (default: --rss-limit-mb; 0: no limit).

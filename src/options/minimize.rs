@@ -4,7 +4,7 @@ use std::{path::PathBuf, time::Duration};
 
 use clap::Args;
 
-use super::values::{parse_millis, parse_seconds};
+use super::values::{parse_millis, parse_seconds, DEFAULT_RSS_LIMIT_MB};
 
 /// Limits of each run of the target, shared by both commands.
 #[derive(Debug, Clone, Args)]
@@ -13,7 +13,7 @@ pub struct RunLimits {
     #[arg(short = 't', long = "timeout", value_name = "MS", default_value = "1000", value_parser = parse_millis)]
     pub timeout: Duration,
     /// Memory limit in MiB (0: none).
-    #[arg(long, value_name = "MB", default_value_t = 2048)]
+    #[arg(long, value_name = "MB", default_value_t = DEFAULT_RSS_LIMIT_MB)]
     pub rss_limit_mb: u64,
 }
 

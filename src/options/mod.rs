@@ -14,6 +14,7 @@ pub use coverage::CoverageOptions;
 pub use fuzz::{FuzzOptions, Mode, HANG_TIMEOUT};
 pub use minimize::{MinimizeCorpusOptions, MinimizeOptions, RunLimits};
 pub use replay::{ReplayOptions, TriageOptions};
+pub use values::DEFAULT_RSS_LIMIT_MB;
 
 #[derive(Debug, Parser)]
 #[command(

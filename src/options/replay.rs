@@ -5,7 +5,7 @@ use std::{path::PathBuf, time::Duration};
 
 use clap::Args;
 
-use super::values::parse_millis;
+use super::values::{parse_millis, DEFAULT_RSS_LIMIT_MB};
 
 #[derive(Debug, Clone, Args)]
 pub struct ReplayOptions {
@@ -23,7 +23,7 @@ pub struct ReplayOptions {
     #[arg(short = 't', long = "timeout", value_name = "MS", default_value = "1000", value_parser = parse_millis)]
     pub timeout: Duration,
     /// Memory limit in MiB: an input whose run goes over it is `OUT-OF-MEMORY` (0: no limit).
-    #[arg(long, value_name = "MB", default_value_t = 2048)]
+    #[arg(long, value_name = "MB", default_value_t = DEFAULT_RSS_LIMIT_MB)]
     pub rss_limit_mb: u64,
     /// With a sanitizer allocator: a single allocation larger than this many MiB is
     /// `OUT-OF-MEMORY` (default: --rss-limit-mb; 0: no limit).
@@ -43,6 +43,6 @@ pub struct TriageOptions {
     #[arg(short = 't', long = "timeout", value_name = "MS", default_value = "1000", value_parser = parse_millis)]
     pub timeout: Duration,
     /// Memory limit in MiB for findings described now (0: none).
-    #[arg(long, value_name = "MB", default_value_t = 2048)]
+    #[arg(long, value_name = "MB", default_value_t = DEFAULT_RSS_LIMIT_MB)]
     pub rss_limit_mb: u64,
 }

@@ -10,6 +10,10 @@ use libafl_bolts::core_affinity::{get_core_ids, Cores};
 
 use crate::platform::errors::error_text;
 
+/// The memory limit, in MiB, of every command that runs inputs (libFuzzer's `-rss_limit_mb`
+/// default): one value, so a finding's `replay` line can leave it out where the campaign used it.
+pub const DEFAULT_RSS_LIMIT_MB: u64 = 2048;
+
 /// `--cores`: `0-7`, `0,2,4` or `all`, every core existing on this machine.
 pub fn parse_cores(list: &str) -> Result<Cores, String> {
     let cores = Cores::from_cmdline(list).map_err(|e| error_text(&e))?;

@@ -200,7 +200,7 @@ mod tests {
         let out = std::env::temp_dir().join(format!("lafuzz-solutions-{}", std::process::id()));
         output::prepare(&out).unwrap();
         let mut corpus =
-            SolutionsOnDisk::<BytesInput>::new(&out, false, Reproduce::for_this_binary());
+            SolutionsOnDisk::<BytesInput>::new(&out, false, Reproduce::for_this_binary(Vec::new()));
         for (bytes, kind) in [
             (&b"boom"[..], SolutionKind::Crash),
             (b"slow", SolutionKind::Hang),

@@ -2,30 +2,42 @@
 
 use std::path::Path;
 
+use crate::options::DEFAULT_RSS_LIMIT_MB;
+
 /// How a user reproduces a saved input.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Reproduce {
-    /// This fuzzer binary's `replay` command.
-    Replay { exe: String },
+    /// This fuzzer binary's `replay` command, under the campaign's memory limits (its flags
+    /// from [`replay_memory_args`]): an out-of-memory input is one only under them.
+    Replay {
+        exe: String,
+        memory_args: Vec<String>,
+    },
     /// The standalone target's own command line (`@@` is the input file, else stdin).
     Target { command: Vec<String> },
 }
 
 impl Reproduce {
-    pub fn for_this_binary() -> Self {
+    /// `replay` of this binary; `memory_args`: see [`replay_memory_args`].
+    pub fn for_this_binary(memory_args: Vec<String>) -> Self {
         let exe = std::env::current_exe()
             .map_or_else(|_| "./fuzzer".to_string(), |p| p.display().to_string());
-        Self::Replay { exe }
+        Self::Replay { exe, memory_args }
     }
 
     /// The command to paste; `sequence`: the file is a flaky crash's sequence directory.
     pub fn command(&self, file: &Path, sequence: bool) -> String {
         let file = file.display().to_string();
         let words: Vec<String> = match self {
-            Self::Replay { exe } if sequence => {
-                vec![quote(exe), "replay --sequence".into(), quote(&file)]
+            Self::Replay { exe, memory_args } => {
+                let mut words = vec![quote(exe), "replay".into()];
+                words.extend(memory_args.iter().cloned());
+                if sequence {
+                    words.push("--sequence".into());
+                }
+                words.push(quote(&file));
+                words
             }
-            Self::Replay { exe } => vec![quote(exe), "replay".into(), quote(&file)],
             Self::Target { command } if command.iter().any(|a| a == "@@") => command
                 .iter()
                 .map(|a| quote(if a == "@@" { &file } else { a }))
@@ -41,7 +53,7 @@ impl Reproduce {
 
     /// The command that shrinks a saved crash (in-process builds: `minimize`).
     pub fn minimize_command(&self, file: &Path) -> Option<String> {
-        let Self::Replay { exe } = self else {
+        let Self::Replay { exe, .. } = self else {
             return None;
         };
         let file = file.display().to_string();
@@ -64,10 +76,14 @@ impl Reproduce {
     }
 }
 
-/// `replay`'s flags for a campaign's memory limits, as its findings are run again: the malloc
-/// limit only where it is not the RSS limit (replay's default for it).
+/// `replay`'s flags for a campaign's memory limits, as its findings are run again: each only
+/// where it is not replay's default (the RSS limit [`DEFAULT_RSS_LIMIT_MB`], the malloc limit
+/// the RSS limit).
 pub fn replay_memory_args(rss_limit_mb: u64, malloc_limit_mb: Option<u64>) -> Vec<String> {
-    let mut args = vec!["--rss-limit-mb".to_string(), rss_limit_mb.to_string()];
+    let mut args = Vec::new();
+    if rss_limit_mb != DEFAULT_RSS_LIMIT_MB {
+        args.extend(["--rss-limit-mb".to_string(), rss_limit_mb.to_string()]);
+    }
     if let Some(mb) = malloc_limit_mb.filter(|&mb| mb != rss_limit_mb) {
         args.extend(["--malloc-limit-mb".to_string(), mb.to_string()]);
     }
@@ -91,12 +107,27 @@ mod tests {
     #[test]
     fn reproduce_commands_are_ready_to_paste() {
         let file = Path::new("out/crashes/abc");
-        let replay = Reproduce::Replay { exe: "./fz".into() };
+        let replay = Reproduce::Replay {
+            exe: "./fz".into(),
+            memory_args: Vec::new(),
+        };
         assert_eq!(replay.command(file, false), "./fz replay out/crashes/abc");
         assert_eq!(
             replay.command(file, true),
             "./fz replay --sequence out/crashes/abc"
         );
+        // A campaign's own memory limits go with every finding's command.
+        let limited = Reproduce::Replay {
+            exe: "./fz".into(),
+            memory_args: replay_memory_args(512, Some(32)),
+        };
+        assert_eq!(
+            limited.command(file, false),
+            "./fz replay --rss-limit-mb 512 --malloc-limit-mb 32 out/crashes/abc"
+        );
+        assert!(limited
+            .described(file, true)
+            .contains("reproduce: ./fz replay --rss-limit-mb 512 --malloc-limit-mb 32 out/"));
         let with_file = Reproduce::Target {
             command: vec!["./t".into(), "-x".into(), "@@".into()],
         };
@@ -110,11 +141,14 @@ mod tests {
     #[test]
     fn the_malloc_limit_is_passed_to_replay_only_apart_from_the_rss_limit() {
         let args = |rss, malloc| replay_memory_args(rss, malloc).join(" ");
-        assert_eq!(args(2048, None), "--rss-limit-mb 2048");
-        assert_eq!(args(2048, Some(2048)), "--rss-limit-mb 2048");
+        assert_eq!(args(DEFAULT_RSS_LIMIT_MB, None), "");
+        assert_eq!(args(DEFAULT_RSS_LIMIT_MB, Some(DEFAULT_RSS_LIMIT_MB)), "");
+        assert_eq!(args(512, None), "--rss-limit-mb 512");
+        assert_eq!(args(512, Some(512)), "--rss-limit-mb 512");
+        assert_eq!(args(DEFAULT_RSS_LIMIT_MB, Some(32)), "--malloc-limit-mb 32");
         assert_eq!(
-            args(2048, Some(32)),
-            "--rss-limit-mb 2048 --malloc-limit-mb 32"
+            args(512, Some(32)),
+            "--rss-limit-mb 512 --malloc-limit-mb 32"
         );
     }
 
@@ -123,6 +157,7 @@ mod tests {
         let file = Path::new("my out/it's");
         let replay = Reproduce::Replay {
             exe: "/x/fz".into(),
+            memory_args: Vec::new(),
         };
         assert_eq!(
             replay.command(file, false),

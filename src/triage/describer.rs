@@ -4,32 +4,23 @@
 
 use std::{
     io::Read as _,
-    path::{Path, PathBuf},
+    path::Path,
     process::{Child, Command, Stdio},
     thread::sleep,
     time::{Duration, Instant},
 };
 
 use super::{description::Description, symbolize};
-use crate::target::{reproduce, runtime_abi};
-
-#[derive(Debug, Clone)]
-enum How {
-    /// This binary's `replay`, whose children print their stack (`target/stack.rs`).
-    Replay {
-        exe: PathBuf,
-        /// The campaign's memory limits: an input over the malloc limit ends as out-of-memory,
-        /// as in the campaign, rather than filling memory up to the RSS limit (or the timeout).
-        memory_args: Vec<String>,
-    },
-    /// The standalone target's command line (`@@` is the input, else stdin).
-    Target { command: Vec<String> },
-}
+use crate::target::{reproduce::Reproduce, runtime_abi};
 
 /// Runs one input alone and reads what it printed.
 #[derive(Debug, Clone)]
 pub struct Describer {
-    how: How,
+    /// How the finding's own reproduce line runs it: this binary's `replay` (its children
+    /// print their stack, `target/stack.rs`), under the campaign's memory limits so that an
+    /// input over the malloc limit ends as out-of-memory, as in the campaign; or the
+    /// standalone target's command line (`@@` is the input, else stdin).
+    how: Reproduce,
     timeout: Duration,
 }
 
@@ -48,25 +39,14 @@ const STACK_PRINT_TIME: Duration = Duration::from_secs(5);
 const MAX_OUTPUT: u64 = 1 << 20;
 
 impl Describer {
-    pub fn for_this_binary(
-        timeout: Duration,
-        rss_limit_mb: u64,
-        malloc_limit_mb: Option<u64>,
-    ) -> std::io::Result<Self> {
-        Ok(Self {
-            how: How::Replay {
-                exe: std::env::current_exe()?,
-                memory_args: reproduce::replay_memory_args(rss_limit_mb, malloc_limit_mb),
-            },
-            timeout,
-        })
+    /// Runs findings as `how` reproduces them, a hang being one that runs past `timeout`.
+    pub fn new(how: Reproduce, timeout: Duration) -> Self {
+        Self { how, timeout }
     }
 
-    pub fn for_target(command: Vec<String>, timeout: Duration) -> Self {
-        Self {
-            how: How::Target { command },
-            timeout,
-        }
+    /// How a described finding is reproduced.
+    pub fn reproduce(&self) -> &Reproduce {
+        &self.how
     }
 
     /// How long an input may run before it is a hang.
@@ -77,7 +57,7 @@ impl Describer {
     /// Runs `input` (a saved file) and describes what it did.
     pub fn run(&self, input: &Path) -> Rerun {
         match &self.how {
-            How::Replay { exe, memory_args } => {
+            Reproduce::Replay { exe, memory_args } => {
                 let mut replay = Command::new(exe);
                 // The running symbolizer knows the binary already (see `symbolize.rs`).
                 if symbolize::shared_running() {
@@ -107,7 +87,7 @@ impl Describer {
                     description,
                 }
             }
-            How::Target { command } => self.run_target(command, input),
+            Reproduce::Target { command } => self.run_target(command, input),
         }
     }
 

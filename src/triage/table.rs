@@ -12,7 +12,10 @@ use super::{buckets, description::Written, Describer, Description};
 use crate::{
     options::TriageOptions,
     platform::output,
-    target::{harness, reproduce::Reproduce},
+    target::{
+        harness,
+        reproduce::{self, Reproduce},
+    },
 };
 
 /// One bucket's line.
@@ -32,7 +35,7 @@ pub fn run(opts: &TriageOptions) -> Result<i32, String> {
             out.display()
         ));
     }
-    let describer = describer_for_missing(opts)?;
+    let describer = describer_for_missing(opts);
     let mut table: BTreeMap<(String, String), Bucket> = BTreeMap::new();
     let dirs = [
         output::crashes_dir(out),
@@ -63,13 +66,11 @@ pub fn run(opts: &TriageOptions) -> Result<i32, String> {
 
 /// Inputs saved without a description (by an older version, or from a killed client) are
 /// described now when this binary links the harness that ran them.
-fn describer_for_missing(opts: &TriageOptions) -> Result<Option<Describer>, String> {
-    if harness::coverage_counter_count().is_none() {
-        return Ok(None);
-    }
-    Describer::for_this_binary(opts.timeout, opts.rss_limit_mb, None)
-        .map(Some)
-        .map_err(|e| format!("cannot find this binary: {e}"))
+fn describer_for_missing(opts: &TriageOptions) -> Option<Describer> {
+    harness::coverage_counter_count()?;
+    let memory_args = reproduce::replay_memory_args(opts.rss_limit_mb, None);
+    let how = Reproduce::for_this_binary(memory_args);
+    Some(Describer::new(how, opts.timeout))
 }
 
 fn description_of(input: &Path, describer: Option<&Describer>) -> Option<Written> {
@@ -80,9 +81,10 @@ fn description_of(input: &Path, describer: Option<&Describer>) -> Option<Written
     {
         return Some(written);
     }
-    let rerun = describer?.run(input);
+    let describer = describer?;
+    let rerun = describer.run(input);
     let minimizable = !matches!(rerun.description.kind.as_str(), "timeout" | "memory leak");
-    let reproduce = Reproduce::for_this_binary().described(input, minimizable);
+    let reproduce = describer.reproduce().described(input, minimizable);
     let text = rerun.description.to_text() + &reproduce;
     let _ = output::write_atomic(&file, text.as_bytes());
     Description::read_text(&text)
