@@ -1,8 +1,10 @@
 //! Builds every peer from the same sources and flags (-O2): each library of the suite (from
 //! its crates.io crate) with its harness, for libFuzzer, AFL++ (persistent, CmpLog, one file
 //! per run) and llvm-cov; the empty and the magic harnesses. Ours come from `cargo make
-//! build` (`target/fuzzers/`), except the empty harness's. Only what is older than its
-//! inputs is rebuilt (ours whenever our runtime is newer).
+//! build` (`target/fuzzers/`), except the empty harness's and, in quick runs, the suite's
+//! (built here unoptimized as the peers are: a quick run checks that everything builds and
+//! runs, and `cargo make test` then builds no optimized library it does not fuzz). Only what
+//! is older than its inputs is rebuilt (ours whenever our runtime is newer).
 
 use std::path::PathBuf;
 
@@ -15,7 +17,7 @@ use crate::{
     build_lock::BuildLock,
     flavor::{
         Flavor, LibraryJobs, AFL, AFL_CMPLOG, AFL_CMPLOG_ASAN, COVERAGE, LIBFUZZER, LIBFUZZER_ASAN,
-        OURS_ASAN, PLAIN,
+        OURS, OURS_ASAN, OURS_NOCMPLOG, PLAIN,
     },
     fuzzers::Bin,
     paths::Paths,
@@ -26,6 +28,8 @@ use crate::{
 enum Main {
     /// The fuzzer's own main (libFuzzer's, or with AFL++'s compilers its persistent driver).
     Fuzzer,
+    /// Our wrapper's fork-server runtime (`--standalone`): a target for our driver.
+    Standalone,
     /// A `bench/c/` helper with a `main`.
     Helper(&'static str),
 }
@@ -83,6 +87,26 @@ const BUG_BUILDS: &[TargetBuild] = &[
     TargetBuild {
         suffix: "-afl-cmplog-asan",
         flavor: &AFL_CMPLOG_ASAN,
+        main: Main::Fuzzer,
+    },
+];
+
+/// Ours on the suite's libraries, in quick runs only (else `harness-builder`'s): the fuzzer,
+/// the standalone target and the yardstick, as `Bin::ours` names them.
+const QUICK_OURS_BUILDS: &[TargetBuild] = &[
+    TargetBuild {
+        suffix: "",
+        flavor: &OURS,
+        main: Main::Fuzzer,
+    },
+    TargetBuild {
+        suffix: "-standalone",
+        flavor: &OURS,
+        main: Main::Standalone,
+    },
+    TargetBuild {
+        suffix: "-nocmplog",
+        flavor: &OURS_NOCMPLOG,
         main: Main::Fuzzer,
     },
 ];
@@ -192,6 +216,7 @@ impl Plan {
             // Our wrapper links our runtime, main included.
             Main::Fuzzer if b.flavor.is_ours() => &[],
             Main::Fuzzer => &["-fsanitize=fuzzer"],
+            Main::Standalone => &["--standalone"],
             Main::Helper(source) => {
                 inputs.push(self.helper(p, b.flavor, source));
                 &[]
@@ -227,17 +252,23 @@ fn needs_afl(flavor: &Flavor) -> bool {
     flavor.needs_afl
 }
 
-/// Builds what the chosen `targets` and the extras need (AFL++'s builds only if `with_afl`).
+/// Builds what the chosen `targets` and the extras need (AFL++'s builds only if `with_afl`),
+/// and in quick runs `ours`, the builds of ours the run fuzzes (`fuzzers::ours_builds`).
 pub fn build_all(
     p: &Paths,
     with_afl: bool,
     targets: &[&'static Library],
     extras: bool,
+    ours: &[Bin],
 ) -> Result<(), String> {
     std::fs::create_dir_all(&p.build).map_err(|e| e.to_string())?;
     let _lock = BuildLock::take(&p.build)?;
     let mut plan = Plan::default();
     for lib in targets {
+        let wanted = |b: &&TargetBuild| p.quick && ours.contains(&Bin::ours(lib.name, b.suffix));
+        for b in QUICK_OURS_BUILDS.iter().filter(wanted) {
+            plan.target(p, lib, b)?;
+        }
         for b in TARGET_BUILDS
             .iter()
             .filter(|b| with_afl || !needs_afl(b.flavor))

@@ -6,6 +6,7 @@ use std::{
     process::{Command, Stdio},
 };
 
+use harness_builder::LIBRARIES;
 use lafuzz::Mode;
 
 use crate::paths::Paths;
@@ -53,6 +54,8 @@ impl Bin {
 
     pub fn path(self, p: &Paths) -> PathBuf {
         let dir = match self.place {
+            // Quick runs build ours on the suite's libraries too (see `builds.rs`).
+            Place::Ours if p.quick && LIBRARIES.iter().any(|l| l.name == self.stem) => &p.build,
             Place::Ours => &p.fuzzers,
             Place::Release => &p.release,
             Place::Bench => &p.build,
@@ -178,6 +181,23 @@ pub fn suite(target: &'static str) -> [Fuzzer; 11] {
     ]
 }
 
+/// Ours' builds that the fuzzers named `names` run on `targets`.
+pub fn ours_builds(targets: &[&'static str], names: &[&str]) -> Vec<Bin> {
+    let mut bins: Vec<Bin> = Vec::new();
+    let used = targets
+        .iter()
+        .flat_map(|&target| suite(target))
+        .filter(|f| names.contains(&f.name))
+        .flat_map(|f| [Some(f.binary), f.target, f.cmplog])
+        .flatten();
+    for bin in used.filter(|b| b.place == Place::Ours) {
+        if !bins.contains(&bin) {
+            bins.push(bin);
+        }
+    }
+    bins
+}
+
 /// The names of `suite`'s fuzzers.
 pub fn suite_names() -> Vec<&'static str> {
     suite("-").iter().map(|f| f.name).collect()
@@ -273,4 +293,22 @@ pub fn afl_available() -> bool {
         .stderr(Stdio::null())
         .status()
         .is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ours_builds_are_those_the_chosen_fuzzers_run() {
+        let names = |bins: Vec<Bin>| bins.iter().map(|b| b.name()).collect::<Vec<_>>();
+        let per_build = ours_builds(&["zlib", "zstd"], &["ours-direct", "ours-persistent"]);
+        assert_eq!(
+            names(per_build),
+            ["zlib", "zlib-standalone", "zstd", "zstd-standalone"]
+        );
+        // The split setup traces with the standalone build; the peers are no builds of ours.
+        let split = ours_builds(&["zlib"], &["ours-direct-split", "libfuzzer"]);
+        assert_eq!(names(split), ["zlib-nocmplog", "zlib-standalone"]);
+    }
 }

@@ -187,7 +187,9 @@ fn run(opts: Options) -> Result<(), String> {
     if !bench.afl {
         println!("bench: afl-fuzz not found (Debian package afl++): AFL++ runs are skipped");
     }
-    builds::build_all(&paths, bench.afl, &targets, extras)?;
+    let fuzzer_names: Vec<&str> = bench.fuzzer_names.iter().map(|n| **n).collect();
+    let ours = fuzzers::ours_builds(&names_of(&targets), &fuzzer_names);
+    builds::build_all(&paths, bench.afl, &targets, extras, &ours)?;
     let mut runs: Vec<Run> = Vec::new();
     for trial in 0..opts.trials {
         for lib in &targets {
@@ -225,7 +227,15 @@ fn build_only(opts: &Options, paths: &Paths) -> Result<(), String> {
         return builds::build_bug_targets(paths, afl, &targets);
     }
     let targets = choose(LIBRARIES, |l| l.name, &opts.targets, "target")?;
-    builds::build_all(paths, afl, &targets, with_extras(opts, &targets))
+    let names = suite_names();
+    let chosen = choose(&names, |n| n, &opts.fuzzers, "fuzzer")?;
+    let fuzzer_names: Vec<&str> = chosen.into_iter().copied().collect();
+    let ours = fuzzers::ours_builds(&names_of(&targets), &fuzzer_names);
+    builds::build_all(paths, afl, &targets, with_extras(opts, &targets), &ours)
+}
+
+fn names_of(targets: &[&'static Library]) -> Vec<&'static str> {
+    targets.iter().map(|t| t.name).collect()
 }
 
 /// Whether the run has extras: they run on libpng's builds and seeds.

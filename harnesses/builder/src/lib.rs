@@ -8,4 +8,4 @@ pub mod library;
 pub mod suite;
 
 pub use library::Library;
-pub use suite::{LIBRARIES, TESTS_YARDSTICK};
+pub use suite::{LIBRARIES, TESTS_LIBRARY};

@@ -6,11 +6,12 @@
 //!
 //! `harness-builder [--no-yardstick | --for-tests] [NAME...]`: only the named harness groups and
 //! libraries (default: all); `--no-yardstick` leaves out the libraries' `-nocmplog` builds,
-//! `--for-tests` all of them but [`TESTS_YARDSTICK`]'s (what `cargo make test` needs).
+//! `--for-tests` builds what `cargo make test` needs: the one-file harnesses and
+//! [`TESTS_LIBRARY`], without its `-nocmplog` build.
 
 use harness_builder::{
     compile::{self, Job},
-    Library, LIBRARIES, TESTS_YARDSTICK,
+    Library, LIBRARIES, TESTS_LIBRARY,
 };
 use std::{
     env, fs,
@@ -149,26 +150,25 @@ fn run() -> Result<(), String> {
     if flags.len() > 1 {
         return Err("--no-yardstick and --for-tests: one at most".into());
     }
-    // The libraries' `-nocmplog` builds: for all, none (what `run-*` needs), or the tests' one.
-    let yardstick = |name: &str| match flags.first().map(String::as_str) {
-        None => true,
-        Some("--for-tests") => name == TESTS_YARDSTICK,
-        _ => false,
+    let for_tests = flags.iter().any(|f| f == "--for-tests");
+    let want = |name: &str| {
+        let named = wanted.is_empty() || wanted.iter().any(|w| w == name);
+        let library = LIBRARIES.iter().any(|l| l.name == name);
+        named && !(for_tests && library && name != TESTS_LIBRARY)
     };
-    let want = |name: &str| wanted.is_empty() || wanted.iter().any(|w| w == name);
     let harnesses = C_HARNESSES
         .iter()
         .filter(|h| want(h.group))
         .map(|h| c_harness_job(&paths, h))
         .collect();
     compile::run_all(harnesses)?;
-    let (full, plain): (Vec<&Library>, Vec<&Library>) = LIBRARIES
-        .iter()
-        .filter(|l| want(l.name))
-        .partition(|l| yardstick(l.name));
-    build_libraries(&paths, &full, LIBRARY_BUILDS)?;
-    build_libraries(&paths, &plain, &LIBRARY_BUILDS[..1])?;
-    Ok(())
+    // The libraries' `-nocmplog` builds: for all, or none (what `run-*` and the tests need).
+    let builds = match flags.is_empty() {
+        true => LIBRARY_BUILDS,
+        false => &LIBRARY_BUILDS[..1],
+    };
+    let libraries: Vec<&Library> = LIBRARIES.iter().filter(|l| want(l.name)).collect();
+    build_libraries(&paths, &libraries, builds)
 }
 
 fn c_harness_job(p: &Paths, h: &CHarness) -> Job {
