@@ -2,14 +2,16 @@
 //! its crates.io crate) with its harness, for libFuzzer, AFL++ (persistent, CmpLog, one file
 //! per run) and llvm-cov; the empty and the magic harnesses. Ours come from `cargo make
 //! build` (`target/fuzzers/`), except the empty harness's and, in quick runs, the suite's
-//! (built here unoptimized as the peers are: a quick run checks that everything builds and
-//! runs, and `cargo make test` then builds no optimized library it does not fuzz). Only what
+//! (built here unoptimized as the peers are, from `harness-builder`'s list,
+//! `harness_builder::ours`: a quick run checks that everything builds and runs, and `cargo
+//! make test` then builds no optimized library it does not fuzz). Only what
 //! is older than its inputs is rebuilt (ours whenever our runtime is newer).
 
 use std::path::PathBuf;
 
 use harness_builder::{
-    compile::{run_all, Job},
+    compile::Job,
+    ours::{self, Places, Steps},
     Library,
 };
 
@@ -17,7 +19,7 @@ use crate::{
     build_lock::BuildLock,
     flavor::{
         Flavor, LibraryJobs, AFL, AFL_CMPLOG, AFL_CMPLOG_ASAN, COVERAGE, LIBFUZZER, LIBFUZZER_ASAN,
-        OURS, OURS_ASAN, OURS_NOCMPLOG, PLAIN,
+        OURS_ASAN, PLAIN,
     },
     fuzzers::Bin,
     paths::Paths,
@@ -28,8 +30,6 @@ use crate::{
 enum Main {
     /// The fuzzer's own main (libFuzzer's, or with AFL++'s compilers its persistent driver).
     Fuzzer,
-    /// Our wrapper's fork-server runtime (`--standalone`): a target for our driver.
-    Standalone,
     /// A `bench/c/` helper with a `main`.
     Helper(&'static str),
 }
@@ -91,26 +91,6 @@ const BUG_BUILDS: &[TargetBuild] = &[
     },
 ];
 
-/// Ours on the suite's libraries, in quick runs only (else `harness-builder`'s): the fuzzer,
-/// the standalone target and the yardstick, as `Bin::ours` names them.
-const QUICK_OURS_BUILDS: &[TargetBuild] = &[
-    TargetBuild {
-        suffix: "",
-        flavor: &OURS,
-        main: Main::Fuzzer,
-    },
-    TargetBuild {
-        suffix: "-standalone",
-        flavor: &OURS,
-        main: Main::Standalone,
-    },
-    TargetBuild {
-        suffix: "-nocmplog",
-        flavor: &OURS_NOCMPLOG,
-        main: Main::Fuzzer,
-    },
-];
-
 /// No fuzzer: the libpng harness in a loop over the seeds (an extra).
 const BARE_LOOP: TargetBuild = TargetBuild {
     suffix: "-bare",
@@ -161,12 +141,10 @@ const ONE_FILE_BUILDS: &[OneFileBuild] = &[
     },
 ];
 
-/// The jobs of one build step each: compiles, archives, links.
+/// The jobs of each build step: compiles, archives, links.
 #[derive(Default)]
 struct Plan {
-    compiles: Vec<Job>,
-    archives: Vec<Job>,
-    links: Vec<Job>,
+    steps: Steps,
     /// (library, flavor) pairs already planned, with their harness object and archive.
     libraries: Vec<(&'static str, &'static str, PathBuf, PathBuf)>,
 }
@@ -192,8 +170,8 @@ impl Plan {
             harness,
             archive,
         } = flavor.library(p, lib)?;
-        self.compiles.extend(compiles);
-        self.archives.push(archive_job);
+        self.steps.compiles.extend(compiles);
+        self.steps.archives.push(archive_job);
         self.libraries
             .push((lib.name, flavor.name, harness.clone(), archive.clone()));
         Ok((harness, archive))
@@ -203,8 +181,8 @@ impl Plan {
     /// two jobs writing one file in parallel would race).
     fn helper(&mut self, p: &Paths, flavor: &Flavor, source: &str) -> PathBuf {
         let (job, obj) = flavor.helper(p, &p.root.join(source));
-        if !self.compiles.iter().any(|j| j.output == obj) {
-            self.compiles.push(job);
+        if !self.steps.compiles.iter().any(|j| j.output == obj) {
+            self.steps.compiles.push(job);
         }
         obj
     }
@@ -216,7 +194,6 @@ impl Plan {
             // Our wrapper links our runtime, main included.
             Main::Fuzzer if b.flavor.is_ours() => &[],
             Main::Fuzzer => &["-fsanitize=fuzzer"],
-            Main::Standalone => &["--standalone"],
             Main::Helper(source) => {
                 inputs.push(self.helper(p, b.flavor, source));
                 &[]
@@ -228,7 +205,7 @@ impl Plan {
         if b.flavor.is_ours() {
             link.inputs.push(p.release.join("liblafuzz.a"));
         }
-        self.links.push(link);
+        self.steps.links.push(link);
         Ok(())
     }
 
@@ -238,10 +215,12 @@ impl Plan {
         match b.flavor {
             Some(flavor) => {
                 let obj = self.helper(p, flavor, b.source);
-                self.links
+                self.steps
+                    .links
                     .push(flavor.link(p, &[obj], &["-fsanitize=fuzzer"], &[], &out));
             }
             None => self
+                .steps
                 .links
                 .push(Job::ours_one_file(&p.release, &["-O2"], &source, &out)),
         }
@@ -264,11 +243,17 @@ pub fn build_all(
     std::fs::create_dir_all(&p.build).map_err(|e| e.to_string())?;
     let _lock = BuildLock::take(&p.build)?;
     let mut plan = Plan::default();
+    if p.quick {
+        let places = Places {
+            root: &p.root,
+            bin: &p.release,
+            objects: &p.build.join("objects-ours"),
+            fuzzers: &p.build,
+        };
+        let wanted = |name: &str| ours.iter().any(|b| b.name() == name);
+        ours::plan(&places, targets, "-O0", wanted, &mut plan.steps)?;
+    }
     for lib in targets {
-        let wanted = |b: &&TargetBuild| p.quick && ours.contains(&Bin::ours(lib.name, b.suffix));
-        for b in QUICK_OURS_BUILDS.iter().filter(wanted) {
-            plan.target(p, lib, b)?;
-        }
         for b in TARGET_BUILDS
             .iter()
             .filter(|b| with_afl || !needs_afl(b.flavor))
@@ -287,10 +272,7 @@ pub fn build_all(
             plan.one_file(p, b);
         }
     }
-    for step in [plan.compiles, plan.archives, plan.links] {
-        run_all(step)?;
-    }
-    Ok(())
+    plan.steps.run()
 }
 
 /// Builds the bug benchmark's `targets` (AFL++'s only if `with_afl`).
@@ -310,8 +292,5 @@ pub fn build_bug_targets(
             plan.target(p, lib, b)?;
         }
     }
-    for step in [plan.compiles, plan.archives, plan.links] {
-        run_all(step)?;
-    }
-    Ok(())
+    plan.steps.run()
 }

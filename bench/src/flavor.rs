@@ -1,5 +1,5 @@
 //! The ways the bench compiles the peers (-O2 each): libFuzzer, AFL++, AFL++ CmpLog, llvm-cov
-//! and plain (ours too in quick runs); and what each compiles: a library of the suite with its
+//! and plain (ours with AddressSanitizer for the bug benchmark); and what each compiles: a library of the suite with its
 //! harness, one-file helpers.
 
 use harness_builder::{compile::Job, Library};
@@ -51,24 +51,6 @@ pub const COVERAGE: Flavor = Flavor {
     cc: "clang-19",
     cxx: "clang++-19",
     cflags: &["-O2", "-fprofile-instr-generate", "-fcoverage-mapping"],
-    env: &[],
-    needs_afl: false,
-};
-/// Ours, in quick runs only (`--quick-builds`: see `builds.rs`); else `harness-builder`'s.
-pub const OURS: Flavor = Flavor {
-    name: "ours",
-    cc: "libafl_cc",
-    cxx: "libafl_cxx",
-    cflags: &["-O2", "-g"],
-    env: &[],
-    needs_afl: false,
-};
-/// Ours without comparison logging (the yardstick), in quick runs only.
-pub const OURS_NOCMPLOG: Flavor = Flavor {
-    name: "ours-nocmplog",
-    cc: "libafl_cc",
-    cxx: "libafl_cxx",
-    cflags: &["--no-cmplog", "-O2", "-g"],
     env: &[],
     needs_afl: false,
 };

@@ -173,23 +173,20 @@ fn run(opts: Options) -> Result<(), String> {
         );
         return Ok(());
     }
-    let targets: Vec<&'static Library> = choose(LIBRARIES, |l| l.name, &opts.targets, "target")?;
-    let names = suite_names();
+    let afl = fuzzers::afl_available();
+    if !afl {
+        println!("bench: afl-fuzz not found (Debian package afl++): AFL++ runs are skipped");
+    }
+    let (targets, fuzzer_names) = build_suite(&opts, &paths, afl)?;
     let bench = suite::Bench {
-        fuzzer_names: choose(&names, |n| n, &opts.fuzzers, "fuzzer")?,
-        afl: fuzzers::afl_available(),
+        fuzzer_names,
+        afl,
         out: output_dir(&opts, &paths)?,
         core: supervise::bench_core(),
         paths: &paths,
         opts: &opts,
     };
     let extras = with_extras(&opts, &targets);
-    if !bench.afl {
-        println!("bench: afl-fuzz not found (Debian package afl++): AFL++ runs are skipped");
-    }
-    let fuzzer_names: Vec<&str> = bench.fuzzer_names.iter().map(|n| **n).collect();
-    let ours = fuzzers::ours_builds(&names_of(&targets), &fuzzer_names);
-    builds::build_all(&paths, bench.afl, &targets, extras, &ours)?;
     let mut runs: Vec<Run> = Vec::new();
     for trial in 0..opts.trials {
         for lib in &targets {
@@ -226,12 +223,22 @@ fn build_only(opts: &Options, paths: &Paths) -> Result<(), String> {
         let targets = choose(BUG_TARGETS, |l| l.name, &opts.targets, "bug target")?;
         return builds::build_bug_targets(paths, afl, &targets);
     }
+    build_suite(opts, paths, afl).map(|_| ())
+}
+
+/// Builds what the suite's run fuzzes: the chosen targets and fuzzers, which it returns.
+fn build_suite(
+    opts: &Options,
+    paths: &Paths,
+    afl: bool,
+) -> Result<(Vec<&'static Library>, Vec<&'static str>), String> {
     let targets = choose(LIBRARIES, |l| l.name, &opts.targets, "target")?;
     let names = suite_names();
     let chosen = choose(&names, |n| n, &opts.fuzzers, "fuzzer")?;
-    let fuzzer_names: Vec<&str> = chosen.into_iter().copied().collect();
+    let fuzzer_names: Vec<&'static str> = chosen.into_iter().copied().collect();
     let ours = fuzzers::ours_builds(&names_of(&targets), &fuzzer_names);
-    builds::build_all(paths, afl, &targets, with_extras(opts, &targets), &ours)
+    builds::build_all(paths, afl, &targets, with_extras(opts, &targets), &ours)?;
+    Ok((targets, fuzzer_names))
 }
 
 fn names_of(targets: &[&'static Library]) -> Vec<&'static str> {

@@ -19,7 +19,7 @@ use crate::{
 pub struct Bench<'a> {
     pub paths: &'a Paths,
     pub opts: &'a Options,
-    pub fuzzer_names: Vec<&'a &'static str>,
+    pub fuzzer_names: Vec<&'static str>,
     /// afl-fuzz is installed.
     pub afl: bool,
     pub out: PathBuf,
@@ -51,7 +51,7 @@ impl Bench<'_> {
         let all = suite(lib.name);
         let chosen: Vec<&Fuzzer> = all
             .iter()
-            .filter(|f| self.fuzzer_names.contains(&&f.name))
+            .filter(|f| self.fuzzer_names.contains(&f.name))
             .filter(|f| self.afl || !f.needs_afl())
             .collect();
         let mut runs = Vec::new();
@@ -153,7 +153,7 @@ impl Bench<'_> {
         );
         if run.trial == 0
             && fuzzer.name == cmplog_cost::DEFAULT
-            && self.fuzzer_names.contains(&&cmplog_cost::NO_CMPLOG)
+            && self.fuzzer_names.contains(&cmplog_cost::NO_CMPLOG)
         {
             cmplog_cost::keep(&corpus, &self.out, lib.name)?;
         }

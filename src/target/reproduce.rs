@@ -20,8 +20,12 @@ pub enum Reproduce {
 impl Reproduce {
     /// `replay` of this binary; `memory_args`: see [`replay_memory_args`].
     pub fn for_this_binary(memory_args: Vec<String>) -> Self {
+        // Where /proc is not mounted, the name it was started by.
         let exe = std::env::current_exe()
-            .map_or_else(|_| "./fuzzer".to_string(), |p| p.display().to_string());
+            .map(|p| p.display().to_string())
+            .ok()
+            .or_else(|| std::env::args().next())
+            .unwrap_or_else(|| "fuzzer".into());
         Self::Replay { exe, memory_args }
     }
 

@@ -11,12 +11,12 @@
 
 use harness_builder::{
     compile::{self, Job},
-    Library, LIBRARIES, TESTS_LIBRARY,
+    ours, Library, LIBRARIES, TESTS_LIBRARY,
 };
 use std::{
     env, fs,
     path::{Path, PathBuf},
-    process::{exit, Command},
+    process::exit,
 };
 
 /// A one-file C harness built into `target/fuzzers/NAME`.
@@ -74,29 +74,6 @@ const C_HARNESSES: &[CHarness] = &[
         "harnesses/slowinput/slowinput.c",
         &[],
     ),
-];
-
-/// Every library is compiled two ways (objects in `target/harness-build/NAME[SUFFIX]`, with
-/// the wrapper's `flags`) and the fuzzers `NAME[SUFFIX]` are linked from those objects, each
-/// with its own wrapper flag. The build without comparison logging is the bench's yardstick
-/// for what comparison logging costs.
-struct LibraryBuild {
-    suffix: &'static str,
-    flags: &'static [&'static str],
-    fuzzers: &'static [(&'static str, Option<&'static str>)],
-}
-
-const LIBRARY_BUILDS: &[LibraryBuild] = &[
-    LibraryBuild {
-        suffix: "",
-        flags: &[],
-        fuzzers: &[("", None), ("-standalone", Some("--standalone"))],
-    },
-    LibraryBuild {
-        suffix: "-nocmplog",
-        flags: &["--no-cmplog"],
-        fuzzers: &[("-nocmplog", None)],
-    },
 ];
 
 struct Paths {
@@ -163,12 +140,18 @@ fn run() -> Result<(), String> {
         .collect();
     compile::run_all(harnesses)?;
     // The libraries' `-nocmplog` builds: for all, or none (what `run-*` and the tests need).
-    let builds = match flags.is_empty() {
-        true => LIBRARY_BUILDS,
-        false => &LIBRARY_BUILDS[..1],
-    };
+    let yardstick = flags.is_empty();
     let libraries: Vec<&Library> = LIBRARIES.iter().filter(|l| want(l.name)).collect();
-    build_libraries(&paths, &libraries, builds)
+    let places = ours::Places {
+        root: &paths.root,
+        bin: &paths.bin,
+        objects: &paths.build,
+        fuzzers: &paths.fuzzers,
+    };
+    let mut steps = ours::Steps::default();
+    let wanted = |name: &str| yardstick || !name.ends_with("-nocmplog");
+    ours::plan(&places, &libraries, "-O2", wanted, &mut steps)?;
+    steps.run()
 }
 
 fn c_harness_job(p: &Paths, h: &CHarness) -> Job {
@@ -182,54 +165,4 @@ fn c_harness_job(p: &Paths, h: &CHarness) -> Job {
         &p.root.join(h.source),
         &p.fuzzers.join(h.name),
     )
-}
-
-/// Compiles every library and harness the two ways, then archives and links: each step only
-/// where its output is older than its inputs.
-fn build_libraries(
-    p: &Paths,
-    libraries: &[&Library],
-    builds: &[LibraryBuild],
-) -> Result<(), String> {
-    let (cc, cxx) = (p.bin.join("libafl_cc"), p.bin.join("libafl_cxx"));
-    let runtime = p.bin.join("liblafuzz.a");
-    let (mut compiles, mut archives, mut links) = (Vec::new(), Vec::new(), Vec::new());
-    for lib in libraries {
-        for how in builds {
-            let build = p.build.join(format!("{}{}", lib.name, how.suffix));
-            let mut flags: Vec<String> = how.flags.iter().map(|f| f.to_string()).collect();
-            flags.extend(["-O2".into(), "-g".into()]);
-            let (jobs, objects) = lib.library_jobs(&p.root, (&cc, &cxx), &flags, &build)?;
-            compiles.extend(jobs);
-            let harness = build.join("harness.o");
-            compiles.push(lib.harness_job(&p.root, (&cc, &cxx), &flags, &build, &harness)?);
-            let archive = build.join(format!("lib{}.a", lib.name));
-            archives.push(Job::archive(&archive, &objects));
-            for &(suffix, extra) in how.fuzzers {
-                let out = p.fuzzers.join(format!("{}{suffix}", lib.name));
-                let mut link = Command::new(&cxx);
-                link.args(&flags)
-                    .args(extra)
-                    .arg(&harness)
-                    .arg(&archive)
-                    .args(lib.libs)
-                    .arg("-o")
-                    .arg(&out);
-                links.push(Job {
-                    command: link,
-                    output: out,
-                    inputs: vec![
-                        harness.clone(),
-                        archive.clone(),
-                        cxx.clone(),
-                        runtime.clone(),
-                    ],
-                });
-            }
-        }
-    }
-    for step in [compiles, archives, links] {
-        compile::run_all(step)?;
-    }
-    Ok(())
 }
