@@ -155,8 +155,25 @@ fn write_section(root: &Path, (begin, end): (&str, &str), section: &str) -> Resu
     let (Some(at), Some(until)) = (text.find(begin), text.find(end)) else {
         return Err(format!("README.md lacks the markers {begin} and {end}"));
     };
-    let updated = format!("{}{begin}\n{}{}", &text[..at], section, &text[until..]);
+    let updated = format!(
+        "{}{begin}\n{}{}",
+        &text[..at],
+        under_subsection(section),
+        &text[until..]
+    );
     fs::write(&path, updated).map_err(|e| format!("cannot write README.md: {e}"))
+}
+
+/// The summary's headings two levels down: its `## Bugs` becomes `#### Bugs`, inside README's
+/// `### Results` rather than a section of its own beside `## Benchmark`.
+fn under_subsection(section: &str) -> String {
+    section
+        .split_inclusive('\n')
+        .map(|line| match line.starts_with('#') {
+            true => format!("##{line}"),
+            false => line.to_string(),
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -180,5 +197,14 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("1.50x (60 / 40)"), "{text}");
+    }
+
+    #[test]
+    fn headings_go_under_the_readme_subsection() {
+        let section = "Latest run.\n\n## Bugs: time\n\n| a |\n# Title\n";
+        assert_eq!(
+            under_subsection(section),
+            "Latest run.\n\n#### Bugs: time\n\n| a |\n### Title\n"
+        );
     }
 }
