@@ -171,15 +171,7 @@ fn unblock_ending_signals() {
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        for sig in [
-            libc::SIGALRM,
-            libc::SIGSEGV,
-            libc::SIGBUS,
-            libc::SIGILL,
-            libc::SIGFPE,
-            libc::SIGABRT,
-            libc::SIGTRAP,
-        ] {
+        for sig in stack::FATAL {
             libc::sigaddset(&mut set, sig);
         }
         libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());

@@ -57,7 +57,7 @@ pub fn sanitizer_report_underway() -> bool {
 }
 
 /// Signals that end a run: crashes, and the timer of a timed-out one (`isolated.rs`).
-const FATAL: [libc::c_int; 7] = [
+pub const FATAL: [libc::c_int; 7] = [
     libc::SIGSEGV,
     libc::SIGBUS,
     libc::SIGILL,
