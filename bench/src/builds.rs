@@ -248,6 +248,7 @@ pub fn build_all(
             root: &p.root,
             bin: &p.release,
             objects: &p.build.join("objects-ours"),
+            // Where `Bin::path` finds ours in quick runs.
             fuzzers: &p.build,
         };
         let wanted = |name: &str| ours.iter().any(|b| b.name() == name);

@@ -1,6 +1,6 @@
 //! The ways the bench compiles the peers (-O2 each): libFuzzer, AFL++, AFL++ CmpLog, llvm-cov
-//! and plain (ours with AddressSanitizer for the bug benchmark); and what each compiles: a library of the suite with its
-//! harness, one-file helpers.
+//! and plain (and ours with AddressSanitizer, for the bug benchmark); and what each compiles: a
+//! library of the suite with its harness, one-file helpers.
 
 use harness_builder::{compile::Job, Library};
 use std::{
