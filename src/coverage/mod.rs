@@ -16,3 +16,26 @@ pub mod novelty;
 pub mod path_frequencies;
 pub mod pending_favored;
 pub mod scheduler;
+
+/// An empty state over in-memory corpora, for tests.
+#[cfg(test)]
+pub(crate) mod test_state {
+    use libafl::{
+        corpus::InMemoryCorpus, feedbacks::ConstFeedback, inputs::BytesInput, state::StdState,
+    };
+    use libafl_bolts::rands::StdRand;
+
+    pub type TestState =
+        StdState<InMemoryCorpus<BytesInput>, BytesInput, StdRand, InMemoryCorpus<BytesInput>>;
+
+    pub fn empty() -> TestState {
+        StdState::new(
+            StdRand::with_seed(1),
+            InMemoryCorpus::new(),
+            InMemoryCorpus::new(),
+            &mut ConstFeedback::new(false),
+            &mut ConstFeedback::new(false),
+        )
+        .unwrap()
+    }
+}

@@ -66,38 +66,30 @@ mod tests {
     use std::time::Duration;
 
     use libafl::{
-        corpus::{Corpus, InMemoryCorpus, Testcase},
-        feedbacks::{ConstFeedback, MapIndexesMetadata},
+        corpus::{Corpus, Testcase},
+        feedbacks::MapIndexesMetadata,
         inputs::BytesInput,
         observers::{CanTrack, StdMapObserver},
         schedulers::{
             powersched::PowerSchedule, IndexesLenTimeMinimizerScheduler, Scheduler,
             WeightedScheduler,
         },
-        state::{HasCorpus, StdState},
+        state::HasCorpus,
         HasMetadata,
     };
-    use libafl_bolts::rands::StdRand;
 
     use crate::coverage::{
-        corpus_weight::BoundedSpeedWeight, hitcounts::HitcountsObserver, scheduler::CullOnChange,
+        corpus_weight::BoundedSpeedWeight,
+        hitcounts::HitcountsObserver,
+        scheduler::CullOnChange,
+        test_state::{self, TestState},
     };
-
-    type TestState =
-        StdState<InMemoryCorpus<BytesInput>, BytesInput, StdRand, InMemoryCorpus<BytesInput>>;
 
     /// A state of twenty entries fuzzed before, then three new ones (ids 20, 22, 23), each
     /// favoured for an edge of its own, and a fourth (21) that covers the first new one's edge
     /// and is longer (not favoured).
     fn state_with_new_entries() -> TestState {
-        let mut state = StdState::new(
-            StdRand::with_seed(1),
-            InMemoryCorpus::<BytesInput>::new(),
-            InMemoryCorpus::new(),
-            &mut ConstFeedback::new(false),
-            &mut ConstFeedback::new(false),
-        )
-        .unwrap();
+        let mut state = test_state::empty();
         let fuzzed = (0..20).map(|edge| (edge, 4, true));
         let new = [
             (20, 4, false),

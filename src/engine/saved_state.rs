@@ -102,24 +102,8 @@ pub fn check(queue_dirs: &[PathBuf]) {
 
 #[cfg(test)]
 mod tests {
-    use libafl::{
-        corpus::InMemoryCorpus, feedbacks::ConstFeedback, inputs::BytesInput, state::StdState,
-    };
-    use libafl_bolts::rands::StdRand;
-
     use super::*;
-
-    fn fresh_state(
-    ) -> StdState<InMemoryCorpus<BytesInput>, BytesInput, StdRand, InMemoryCorpus<BytesInput>> {
-        StdState::new(
-            StdRand::with_seed(1),
-            InMemoryCorpus::new(),
-            InMemoryCorpus::new(),
-            &mut ConstFeedback::new(false),
-            &mut ConstFeedback::new(false),
-        )
-        .unwrap()
-    }
+    use crate::coverage::test_state::empty as fresh_state;
 
     #[test]
     fn learned_tokens_survive_a_restart_and_damage_is_set_aside() {

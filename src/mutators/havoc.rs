@@ -1,9 +1,9 @@
 //! The havoc stage: LibAFL's power-scheduled mutational stage (`StdPowerMutationalStage`: as
-//! many executions as the entry's power score), mutating one buffer that is reset to the entry
-//! before each execution, with [`StackedMutations`]. LibAFL's stage clones the entry for every
-//! execution and drops the copy after it: an allocation and a free per execution, and a
-//! reallocation whenever a mutation grows the exact-sized copy, which on a fast target was a
-//! tenth of the fuzzer's time.
+//! many executions as the entry's power score, here [`BoundedSpeedPower`]), mutating one buffer
+//! that is reset to the entry before each execution, with [`StackedMutations`]. LibAFL's stage
+//! clones the entry for every execution and drops the copy after it: an allocation and a free per
+//! execution, and a reallocation whenever a mutation grows the exact-sized copy, which on a fast
+//! target was a tenth of the fuzzer's time.
 
 use std::{borrow::Cow, num::NonZero};
 
@@ -13,14 +13,17 @@ use libafl::{
     fuzzer::Evaluator,
     inputs::BytesInput,
     mutators::{MutationResult, Mutator, MutatorsTuple},
-    schedulers::{testcase_score::CorpusPowerTestcaseScore, TestcaseScore},
+    schedulers::TestcaseScore,
     stages::{Restartable, RetryCountRestartHelper, Stage},
     state::{HasCurrentTestcase, HasRand},
     Error,
 };
 use libafl_bolts::{rands::Rand, tuples::HasConstLen, Named};
 
-use crate::types::{ClientFuzzer, Mgr, Observers, State};
+use crate::{
+    coverage::corpus_weight::BoundedSpeedPower,
+    types::{ClientFuzzer, Mgr, Observers, State},
+};
 
 /// Power-scheduled mutations of the current entry, one execution each.
 pub struct PowerHavocStage<M> {
@@ -56,7 +59,7 @@ where
     ) -> Result<(), Error> {
         let executions = {
             let mut entry = state.current_testcase_mut()?;
-            CorpusPowerTestcaseScore::compute(state, &mut entry)? as usize
+            BoundedSpeedPower::compute(state, &mut entry)? as usize
         };
         let entry: BytesInput = state.current_input_cloned()?;
         let mut input = entry.clone();
