@@ -110,9 +110,17 @@ fn a_leak_ends_the_libfuzzer_way_run_as_in_libfuzzer_and_its_artifact_reproduces
             log.contains(&format!("Test unit written to {}", leak.display())),
             "{log}"
         );
-        // Run on the file, both report the leak and exit with libFuzzer's error code.
+        // Run on the file, both report the leak and exit with libFuzzer's error code. libFuzzer
+        // itself once left it to LeakSanitizer's check at exit, which exits with ASan's code, 1
+        // (CI, 2026-12-07; 300 reruns outside the tests all exited 77).
         let again = run(binary, &[leak.to_str().unwrap()]);
-        assert_eq!(again.status.code(), Some(77), "{}", text(&again));
+        let codes: &[i32] = if binary == &builds[0] {
+            &[77]
+        } else {
+            &[77, 1]
+        };
+        let code = again.status.code().unwrap_or(-1);
+        assert!(codes.contains(&code), "{code}: {}", text(&again));
         assert!(text(&again).contains(LEAK_REPORT), "{}", text(&again));
     }
     // Turned off, ours fuzzes on without a leak (libFuzzer still checks once at exit).
