@@ -99,10 +99,12 @@ impl<I, S: HasMetadata> TestcaseScore<I, S> for BoundedSpeedWeight {
     fn compute(state: &S, entry: &mut Testcase<I>) -> Result<f64, Error> {
         let schedule = state.metadata::<SchedulerMetadata>()?;
         // Not calibrated yet: all alike.
-        let Some(average_ns) = average_exec_ns(schedule).filter(|_| entry.scheduled_count() > 0)
-        else {
+        let Some(average_ns) = average_exec_ns(schedule) else {
             return Ok(1.0);
         };
+        if entry.scheduled_count() == 0 {
+            return Ok(1.0);
+        }
         let meta = entry.metadata::<SchedulerTestcaseMetadata>()?;
         let mut weight = 1.0;
         if schedule
